@@ -1,0 +1,179 @@
+// Initialising a data directory and running one postgres server process on 127.0.0.1.
+import { spawn, execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, appendFileSync, cpSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { findPgBinDir, serverOsUser, type OsUser } from './binaries.js';
+
+/** Settings every Tessera node needs (DESIGN.md section 6), plus loopback-only listening. */
+export const NODE_SETTINGS: Readonly<Record<string, string>> = {
+  listen_addresses: "'127.0.0.1'",
+  unix_socket_directories: "''",
+  wal_level: 'logical',
+  max_prepared_transactions: '64',
+  max_wal_senders: '20',
+  max_replication_slots: '20',
+  max_connections: '300',
+};
+
+/** Faster, non-durable settings for throwaway test servers. */
+export const TEST_SETTINGS: Readonly<Record<string, string>> = {
+  fsync: 'off',
+  full_page_writes: 'off',
+  synchronous_commit: 'off',
+  shared_buffers: "'64MB'",
+};
+
+export interface InitOptions {
+  binDir?: string;
+  /** Settings written into postgresql.conf, on top of NODE_SETTINGS. */
+  settings?: Record<string, string>;
+}
+
+function chownTree(path: string, user: OsUser | undefined): void {
+  if (!user) return;
+  execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, path]);
+}
+
+/** Runs initdb into `dataDir` (which must not exist yet or be empty) and writes the node settings. */
+export function initDataDir(dataDir: string, opts: InitOptions = {}): void {
+  const binDir = opts.binDir ?? findPgBinDir();
+  const user = serverOsUser();
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if (user) chownSync(dataDir, user.uid, user.gid);
+  execFileSync(
+    join(binDir, 'initdb'),
+    ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8', '--no-instructions'],
+    { stdio: ['ignore', 'pipe', 'pipe'], ...(user ?? {}) },
+  );
+  writeSettings(dataDir, { ...NODE_SETTINGS, ...opts.settings });
+}
+
+/** Copies an initialised data directory (much faster than another initdb). */
+export function cloneDataDir(templateDir: string, dataDir: string, settings?: Record<string, string>): void {
+  cpSync(templateDir, dataDir, { recursive: true });
+  chownTree(dataDir, serverOsUser());
+  if (settings) writeSettings(dataDir, settings);
+}
+
+export function writeSettings(dataDir: string, settings: Record<string, string>): void {
+  const lines = Object.entries(settings).map(([k, v]) => `${k} = ${v}`);
+  appendFileSync(join(dataDir, 'postgresql.conf'), `\n# tessera\n${lines.join('\n')}\n`);
+}
+
+export interface StartOptions {
+  binDir?: string;
+  port: number;
+  /** Server log file; when absent the log is discarded. */
+  logFile?: string;
+  /** Keep running after this process exits (tessera up). */
+  detached?: boolean;
+  timeoutMs?: number;
+}
+
+export class PostgresStartError extends Error {
+  readonly code = 'PG_START_FAILED';
+}
+
+/** Reads postmaster.pid: [pid, dataDir, startTime, port, socketDir, listenAddr, shmKey, status]. */
+export function readPostmasterPid(dataDir: string): { pid: number; port: number; status: string } | undefined {
+  const file = join(dataDir, 'postmaster.pid');
+  if (!existsSync(file)) return undefined;
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  return { pid, port: Number(lines[3]), status: (lines[7] ?? '').trim() };
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Starts `postgres -D dataDir -p port` and resolves with its pid once it accepts connections. */
+export async function startServer(dataDir: string, opts: StartOptions): Promise<number> {
+  const binDir = opts.binDir ?? findPgBinDir();
+  const user = serverOsUser();
+  let out: number | 'ignore' = 'ignore';
+  if (opts.logFile) {
+    out = openSync(opts.logFile, 'a');
+    if (user) chownSync(opts.logFile, user.uid, user.gid);
+  }
+  const child = spawn(join(binDir, 'postgres'), ['-D', dataDir, '-p', String(opts.port)], {
+    stdio: ['ignore', out, out],
+    detached: opts.detached ?? false,
+    ...(user ?? {}),
+  });
+  if (typeof out === 'number') closeSync(out);
+  let exitCode: number | null | undefined;
+  child.once('exit', (code, signal) => (exitCode = code ?? (signal ? -1 : 0)));
+  child.once('error', () => (exitCode = -1));
+  if (opts.detached) child.unref();
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) {
+      const tail = opts.logFile ? readFileSync(opts.logFile, 'utf8').split('\n').slice(-8).join('\n') : '';
+      throw new PostgresStartError(`postgres on port ${opts.port} exited during startup (code ${exitCode})\n${tail}`);
+    }
+    const pm = readPostmasterPid(dataDir);
+    if (pm && pm.pid === child.pid && pm.status === 'ready') return pm.pid;
+    await sleep(25);
+  }
+  child.kill('SIGKILL');
+  throw new PostgresStartError(`postgres on port ${opts.port} did not become ready in time`);
+}
+
+export type StopMode = 'smart' | 'fast' | 'immediate' | 'kill';
+
+const STOP_SIGNAL: Record<StopMode, NodeJS.Signals> = {
+  smart: 'SIGTERM',
+  fast: 'SIGINT',
+  immediate: 'SIGQUIT',
+  kill: 'SIGKILL',
+};
+
+/** Stops the server that owns `dataDir`, if any; escalates to SIGKILL after `timeoutMs`. */
+export async function stopServer(dataDir: string, mode: StopMode = 'fast', timeoutMs = 15_000): Promise<void> {
+  const pm = readPostmasterPid(dataDir);
+  if (!pm || !isAlive(pm.pid)) return;
+  // A killed postmaster leaves its backends attached to shared memory for a moment, which would
+  // stop a restart on the same directory: kill them too.
+  const children = mode === 'kill' ? childPids(pm.pid) : [];
+  try {
+    process.kill(pm.pid, STOP_SIGNAL[mode]);
+  } catch {
+    return;
+  }
+  for (const pid of children) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(pm.pid)) {
+    if (Date.now() > deadline) {
+      try {
+        process.kill(pm.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      break;
+    }
+    await sleep(20);
+  }
+}
+
+function childPids(parent: number): number[] {
+  try {
+    const out = execFileSync('pgrep', ['-P', String(parent)], { encoding: 'utf8' });
+    return out.split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
