@@ -1,0 +1,56 @@
+// Public surface of @tessera/sql: statement analysis (plain, frozen data per statement), its
+// cache, INSERT splitting, and quoting helpers.
+export { initSqlParser, isSqlParserReady } from './parser.js';
+export { analyze, analyzeAll } from './analyze.js';
+export { AnalysisCache } from './cache.js';
+export { rebuildInsert, rebuildInsertRenumbered } from './rebuild.js';
+export type { RebuiltInsert } from './rebuild.js';
+export { quoteIdent, quoteLiteral, quoteQualified } from './quote.js';
+export { SqlError, SQLSTATE_SYNTAX_ERROR, SQLSTATE_FEATURE_NOT_SUPPORTED } from './errors.js';
+export { parseArrayLiteral } from './values.js';
+export type {
+  Analysis,
+  AnalysisBase,
+  AnalysisKind,
+  ColumnAt,
+  ColumnDefinition,
+  ColumnEquality,
+  ConstValue,
+  ConstraintDefinition,
+  CopyFromAnalysis,
+  CopyOptions,
+  CopyToAnalysis,
+  CreateTableInfo,
+  DdlAnalysis,
+  DdlCommand,
+  DdlObject,
+  DeallocateAnalysis,
+  DeleteAnalysis,
+  DiscardAnalysis,
+  ExecuteAnalysis,
+  ExplainAnalysis,
+  InsertAnalysis,
+  KeyPin,
+  ListenAnalysis,
+  LiteralKind,
+  MaintenanceAnalysis,
+  NotifyAnalysis,
+  OnConflict,
+  ParamSpan,
+  ParamValue,
+  PinValue,
+  PrepareAnalysis,
+  RowValue,
+  SelectAnalysis,
+  SelectShape,
+  SetAnalysis,
+  ShowAnalysis,
+  TableRef,
+  TextSpan,
+  TransactionAction,
+  TransactionAnalysis,
+  UnlistenAnalysis,
+  UpdateAnalysis,
+  UtilityAnalysis,
+  WhereFacts,
+} from './types.js';

@@ -1,0 +1,1 @@
+select * from users where id = 1 or id = 2

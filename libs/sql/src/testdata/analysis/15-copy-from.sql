@@ -1,0 +1,1 @@
+copy orders (tenant_id, id, note) from stdin with (format csv, header true, delimiter '|', null 'NULL')

@@ -1,0 +1,1 @@
+create table if not exists app.orders (tenant_id bigint not null references tenants (id), id bigint generated always as identity, note text, amount numeric(12,2) default 0, primary key (tenant_id, id))
