@@ -1,0 +1,120 @@
+// The fence as a real CHECK constraint on Postgres 15: rows whose key hashes into the owned
+// ranges go in, every other row is refused with check_violation.
+import { test, before, after } from 'node:test';
+import { strict as assert } from 'node:assert';
+import type pg from 'pg';
+import { startPostgres, type PgServer } from '@tessera/testkit';
+import { hashKeyText } from '@tessera/pg-hash';
+import { evenRanges, fenceCheckSql, HASH_MAX, HASH_MIN, type KeyTypeName } from './index.js';
+
+const SEED = -7046029254386353131n;
+
+const COLUMN_TYPE: Record<KeyTypeName, string> = {
+  bigint: 'bigint',
+  int: 'integer',
+  smallint: 'smallint',
+  text: 'varchar(200)',
+  uuid: 'uuid',
+};
+
+function keys(keyType: KeyTypeName, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => {
+    switch (keyType) {
+      case 'bigint':
+        return String(BigInt(i) * 7919n * 1_000_000_007n - 2n ** 62n);
+      case 'int':
+        return String(i * 104_729 - 2 ** 30);
+      case 'smallint':
+        return String(i * 257 - 32_000);
+      case 'text':
+        return `key-${i}-ключ-😀`;
+      case 'uuid':
+        return `${(0x10000000 + i * 7_654_321).toString(16).slice(-8)}-0000-4000-8000-${String(i).padStart(12, '0')}`;
+    }
+  });
+}
+
+let server: PgServer;
+let client: pg.Client;
+
+before(async () => {
+  server = await startPostgres({ name: 'fence' });
+  client = await server.connect();
+});
+
+after(async () => {
+  await client?.end();
+  await server?.dispose();
+});
+
+async function tryInsert(table: string, key: string): Promise<'ok' | 'refused'> {
+  try {
+    await client.query(`insert into ${table} (k) values ($1)`, [key]);
+    return 'ok';
+  } catch (e) {
+    assert.equal((e as { code?: string }).code, '23514', String(e));
+    return 'refused';
+  }
+}
+
+for (const keyType of ['bigint', 'int', 'smallint', 'text', 'uuid'] as const) {
+  test(`the ${keyType} fence admits exactly the keys whose hash it owns`, async () => {
+    const table = `fenced_${keyType}`;
+    // This node owns ranges 1 and 3 of four, and the very last hash (as its own range).
+    const all = evenRanges(4);
+    const owned = [all[1]!, { lo: all[3]!.lo, hi: HASH_MAX - 1n }, { lo: HASH_MAX, hi: HASH_MAX }];
+    await client.query(`create table ${table} (k ${COLUMN_TYPE[keyType]} not null)`);
+    await client.query(
+      `alter table ${table} add constraint tessera_owns check (${fenceCheckSql('k', keyType, SEED, owned)}) not valid`,
+    );
+    let admitted = 0;
+    let refused = 0;
+    for (const key of keys(keyType, 200)) {
+      const hash = hashKeyText(keyType, key, SEED);
+      const inside = owned.some((r) => r.lo <= hash && hash <= r.hi);
+      assert.equal(
+        await tryInsert(table, key),
+        inside ? 'ok' : 'refused',
+        `${keyType} key ${key} hash ${hash}`,
+      );
+      if (inside) admitted++;
+      else refused++;
+    }
+    assert.ok(admitted > 20 && refused > 20, `admitted ${admitted}, refused ${refused}`);
+  });
+}
+
+test('a fence owning nothing refuses every row; one owning everything admits every row', async () => {
+  await client.query(`create table fenced_none (k bigint)`);
+  await client.query(
+    `alter table fenced_none add constraint tessera_owns check (${fenceCheckSql('k', 'bigint', 1n, [])}) not valid`,
+  );
+  await client.query(`create table fenced_all (k bigint)`);
+  const everything = [{ lo: HASH_MIN, hi: HASH_MAX }];
+  await client.query(
+    `alter table fenced_all add constraint tessera_owns check (${fenceCheckSql('k', 'bigint', 1n, everything)}) not valid`,
+  );
+  for (const key of keys('bigint', 50)) {
+    assert.equal(await tryInsert('fenced_none', key), 'refused');
+    assert.equal(await tryInsert('fenced_all', key), 'ok');
+  }
+});
+
+test('a fence over single hashes at both ends of the space admits exactly the keys there', async () => {
+  // Find keys whose hashes Postgres puts in each owned slice, then fence on their exact hashes.
+  const [a, b] = keys('bigint', 2).map((k) => hashKeyText('bigint', k, 0n));
+  const owned = [
+    { lo: HASH_MIN, hi: HASH_MIN },
+    { lo: a!, hi: a! },
+    { lo: b!, hi: b! },
+    { lo: HASH_MAX, hi: HASH_MAX },
+  ];
+  await client.query(`create table fenced_points (k bigint)`);
+  await client.query(
+    `alter table fenced_points add constraint tessera_owns check (${fenceCheckSql('k', 'bigint', 0n, owned)}) not valid`,
+  );
+  const [first, second, third] = keys('bigint', 3);
+  assert.equal(await tryInsert('fenced_points', first!), 'ok');
+  assert.equal(await tryInsert('fenced_points', second!), 'ok');
+  assert.equal(await tryInsert('fenced_points', third!), 'refused');
+});
