@@ -1,0 +1,150 @@
+// The coordinator's configuration from flags and TESSERA_* environment variables (flags win).
+// Everything wrong with it becomes a ConfigError with one sentence; main.ts prints it and exits 2.
+import { isLoopback, parseAddress } from '@tessera/proto';
+import { ConfigError } from './errors.js';
+
+export interface CoordinatorConfig {
+  /** postgres:// URL of the catalog database. */
+  catalogUrl: string;
+  /** host:port the gRPC server binds (port 0 = a free one). */
+  listen: string;
+  /** Port of the Prometheus endpoint (0 = a free one); bound on the listen host. */
+  metricsPort: number;
+  /** Bearer token for admin calls; required when `listen` is not loopback. */
+  adminToken?: string | undefined;
+  /** How often a standby retries the leader lock, and the active one checks it still holds it. */
+  standbyPollMs: number;
+  /** How long a prepared transaction with no logged decision may wait before recovery aborts it. */
+  recoveryGraceMs: number;
+  /** pino level; TESSERA_LOG_LEVEL or info when absent. */
+  logLevel?: string | undefined;
+}
+
+export const USAGE = `Usage: tessera-coordinator [flags]
+
+Owns the Tessera catalog and serves it over gRPC. Only one coordinator is active at a time
+(a Postgres advisory lock on the catalog database); others wait as standbys and answer
+UNAVAILABLE until they take over.
+
+Flags (each also read from the environment variable shown):
+  --catalog-url URL         TESSERA_CATALOG_URL       postgres:// URL of the catalog database (required)
+  --listen HOST:PORT        TESSERA_LISTEN            gRPC address (default 127.0.0.1:7400)
+  --metrics-port PORT       TESSERA_METRICS_PORT      Prometheus /metrics port (default 7401, 0 = random)
+                            TESSERA_ADMIN_TOKEN       bearer token for admin calls (required off loopback)
+  --standby-poll-ms MS      TESSERA_STANDBY_POLL_MS   leader-lock retry and check interval (default 500)
+  --recovery-grace-ms MS    TESSERA_RECOVERY_GRACE_MS wait before an undecided prepared txn is aborted (default 10000)
+  --log-level LEVEL         TESSERA_LOG_LEVEL         trace, debug, info, warn, error (default info)
+  --help                                              print this text
+`;
+
+interface FlagSpec {
+  env: string;
+  key: Exclude<keyof CoordinatorConfig, 'adminToken'>;
+}
+
+const FLAGS: Record<string, FlagSpec> = {
+  '--catalog-url': { env: 'TESSERA_CATALOG_URL', key: 'catalogUrl' },
+  '--listen': { env: 'TESSERA_LISTEN', key: 'listen' },
+  '--metrics-port': { env: 'TESSERA_METRICS_PORT', key: 'metricsPort' },
+  '--standby-poll-ms': { env: 'TESSERA_STANDBY_POLL_MS', key: 'standbyPollMs' },
+  '--recovery-grace-ms': { env: 'TESSERA_RECOVERY_GRACE_MS', key: 'recoveryGraceMs' },
+  '--log-level': { env: 'TESSERA_LOG_LEVEL', key: 'logLevel' },
+};
+
+export type ParsedArgs = { help: true } | { help: false; config: CoordinatorConfig };
+
+/** Parses argv (without node and script) and the environment. Throws ConfigError. */
+export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedArgs {
+  const raw = new Map<string, string>();
+  for (const spec of Object.values(FLAGS)) {
+    const v = env[spec.env];
+    if (v !== undefined && v !== '') raw.set(spec.key, v);
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') return { help: true };
+    const eq = arg.indexOf('=');
+    const name = eq >= 0 ? arg.slice(0, eq) : arg;
+    const spec = FLAGS[name];
+    if (!spec) throw new ConfigError(`unknown argument "${arg}"; run with --help to see the flags`);
+    let value: string | undefined;
+    if (eq >= 0) value = arg.slice(eq + 1);
+    else {
+      value = argv[++i];
+      if (value === undefined) throw new ConfigError(`flag ${name} needs a value`);
+    }
+    raw.set(spec.key, value);
+  }
+  return { help: false, config: validateConfig(raw, env['TESSERA_ADMIN_TOKEN']) };
+}
+
+function validateConfig(raw: Map<string, string>, token: string | undefined): CoordinatorConfig {
+  const catalogUrl = raw.get('catalogUrl');
+  if (catalogUrl === undefined || catalogUrl === '') {
+    throw new ConfigError(
+      'the catalog database URL is required: pass --catalog-url or set TESSERA_CATALOG_URL',
+    );
+  }
+  checkPostgresUrl(catalogUrl);
+  const listen = raw.get('listen') ?? '127.0.0.1:7400';
+  let host: string;
+  try {
+    host = parseAddress(listen).host;
+  } catch {
+    throw new ConfigError(`--listen "${listen}" is not of the form host:port`);
+  }
+  const adminToken = token === undefined || token === '' ? undefined : token;
+  if (!isLoopback(host) && adminToken === undefined) {
+    throw new ConfigError(
+      `the coordinator listens off loopback (${listen}), so TESSERA_ADMIN_TOKEN must be set to protect admin calls`,
+    );
+  }
+  return {
+    catalogUrl,
+    listen,
+    metricsPort: integer(raw, 'metricsPort', '--metrics-port', 7401, 0, 65535),
+    adminToken,
+    standbyPollMs: integer(raw, 'standbyPollMs', '--standby-poll-ms', 500, 10, 60_000),
+    recoveryGraceMs: integer(raw, 'recoveryGraceMs', '--recovery-grace-ms', 10_000, 0, 86_400_000),
+    logLevel: raw.get('logLevel'),
+  };
+}
+
+function checkPostgresUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(
+      `the catalog URL "${redact(url)}" is not a URL (expected postgres://user@host:port/db)`,
+    );
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw new ConfigError(
+      `the catalog URL must start with postgres:// or postgresql://, not ${parsed.protocol}//`,
+    );
+  }
+}
+
+/** The URL without its password, for messages and logs. */
+export function redact(url: string): string {
+  return url.replace(/(\/\/[^:/@]*):[^@/]*@/, '$1:***@');
+}
+
+function integer(
+  raw: Map<string, string>,
+  key: string,
+  flag: string,
+  def: number,
+  min: number,
+  max: number,
+): number {
+  const text = raw.get(key);
+  if (text === undefined) return def;
+  if (!/^\d+$/.test(text.trim()))
+    throw new ConfigError(`${flag} must be a whole number, not "${text}"`);
+  const n = Number(text.trim());
+  if (n < min || n > max)
+    throw new ConfigError(`${flag} must be between ${min} and ${max}, not ${n}`);
+  return n;
+}

@@ -1,0 +1,27 @@
+// TxnService: the 2PC decision log (store/txn-log.ts) and in-doubt transactions on the nodes
+// (recovery/in-doubt.ts).
+import type { TxnService, ServiceImpl } from '@tessera/proto';
+import { notFound } from '../errors.js';
+import type { ServiceDeps } from './deps.js';
+
+export function txnService(deps: ServiceDeps): ServiceImpl<typeof TxnService> {
+  return {
+    async decide(req) {
+      const record = await deps.term().txns.decide(req.txid, req.decision, req.participants);
+      return { decision: record.decision };
+    },
+    async getDecision(req) {
+      const record = await deps.term().txns.get(req.txid);
+      if (!record) throw notFound(`no decision is logged for transaction ${req.txid}`);
+      return record;
+    },
+    async listInDoubt() {
+      return { txns: await deps.term().inDoubt.list() };
+    },
+    async resolve(req) {
+      const result = await deps.term().inDoubt.resolve(req.txid);
+      deps.log.info({ txid: req.txid || '(all)', ...result }, 'in-doubt transactions resolved');
+      return result;
+    },
+  };
+}

@@ -1,0 +1,134 @@
+// How the catalog's enums are spelled in the catalog database (readable text, checked by
+// constraints) and the proto enums they stand for. Every switch is exhaustive.
+import { Decision, JobState, NodeRole, NodeState, RangeState, TableKind } from '@tessera/proto';
+
+export type NodeRoleText = 'home' | 'data';
+export type NodeStateText = 'joining' | 'active' | 'draining' | 'removed';
+export type RangeStateText = 'active' | 'frozen';
+export type TableKindText = 'sharded' | 'reference' | 'global';
+export type JobStateText = 'pending' | 'running' | 'done' | 'failed' | 'cancelled';
+export type DecisionText = 'commit' | 'abort';
+
+function assertNever(x: never, what: string): never {
+  throw new TypeError(`unknown ${what} ${String(x)}`);
+}
+
+export function nodeRoleFromText(t: NodeRoleText): NodeRole {
+  switch (t) {
+    case 'home':
+      return NodeRole.HOME;
+    case 'data':
+      return NodeRole.DATA;
+    default:
+      return assertNever(t, 'node role');
+  }
+}
+
+export function nodeStateFromText(t: NodeStateText): NodeState {
+  switch (t) {
+    case 'joining':
+      return NodeState.JOINING;
+    case 'active':
+      return NodeState.ACTIVE;
+    case 'draining':
+      return NodeState.DRAINING;
+    case 'removed':
+      return NodeState.REMOVED;
+    default:
+      return assertNever(t, 'node state');
+  }
+}
+
+export function rangeStateFromText(t: RangeStateText): RangeState {
+  switch (t) {
+    case 'active':
+      return RangeState.ACTIVE;
+    case 'frozen':
+      return RangeState.FROZEN;
+    default:
+      return assertNever(t, 'range state');
+  }
+}
+
+/** undefined for UNSPECIFIED or a number the contract does not define. */
+export function rangeStateToText(s: RangeState): RangeStateText | undefined {
+  switch (s) {
+    case RangeState.ACTIVE:
+      return 'active';
+    case RangeState.FROZEN:
+      return 'frozen';
+    default:
+      return undefined;
+  }
+}
+
+export function tableKindFromText(t: TableKindText): TableKind {
+  switch (t) {
+    case 'sharded':
+      return TableKind.SHARDED;
+    case 'reference':
+      return TableKind.REFERENCE;
+    case 'global':
+      return TableKind.GLOBAL;
+    default:
+      return assertNever(t, 'table kind');
+  }
+}
+
+export function jobStateFromText(t: JobStateText): JobState {
+  switch (t) {
+    case 'pending':
+      return JobState.PENDING;
+    case 'running':
+      return JobState.RUNNING;
+    case 'done':
+      return JobState.DONE;
+    case 'failed':
+      return JobState.FAILED;
+    case 'cancelled':
+      return JobState.CANCELLED;
+    default:
+      return assertNever(t, 'job state');
+  }
+}
+
+/** undefined for UNSPECIFIED or a number the contract does not define. */
+export function jobStateToText(s: JobState): JobStateText | undefined {
+  switch (s) {
+    case JobState.PENDING:
+      return 'pending';
+    case JobState.RUNNING:
+      return 'running';
+    case JobState.DONE:
+      return 'done';
+    case JobState.FAILED:
+      return 'failed';
+    case JobState.CANCELLED:
+      return 'cancelled';
+    default:
+      return undefined;
+  }
+}
+
+export function decisionFromText(t: DecisionText): Decision {
+  switch (t) {
+    case 'commit':
+      return Decision.COMMIT;
+    case 'abort':
+      return Decision.ABORT;
+    default:
+      return assertNever(t, 'decision');
+  }
+}
+
+/** undefined for UNSPECIFIED or a number the contract does not define. */
+export function decisionToText(d: Decision): DecisionText | undefined {
+  switch (d) {
+    case Decision.COMMIT:
+      return 'commit';
+    case Decision.ABORT:
+      return 'abort';
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,142 @@
+// The catalog's schema in the `tessera` schema of the catalog database (DESIGN.md section 2), as
+// numbered, append-only migrations. Safe to run from two coordinators at once: each run takes a
+// transaction-scoped advisory lock first, so the second one finds everything already applied.
+import type pg from 'pg';
+
+/** Key of the advisory lock that serializes migrations (distinct from the leader lock). */
+const MIGRATION_LOCK = [0x74657373, 2] as const; // 'tess', 2
+
+interface Migration {
+  version: number;
+  sql: string;
+}
+
+// Never edit a migration that has shipped; add the next one.
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      create table if not exists tessera.meta (
+        singleton boolean primary key default true check (singleton),
+        epoch bigint not null,
+        cluster_uid text not null
+      );
+      -- Epoch 1 is the empty cluster, so a watcher asking for after_epoch=0 gets it at once.
+      insert into tessera.meta (singleton, epoch, cluster_uid)
+        values (true, 1, gen_random_uuid()::text)
+        on conflict do nothing;
+
+      create table if not exists tessera.node (
+        name text primary key,
+        host text not null,
+        port int not null check (port between 1 and 65535),
+        role text not null check (role in ('home', 'data')),
+        state text not null check (state in ('joining', 'active', 'draining', 'removed')),
+        replica_host text not null default '',
+        replica_port int not null default 0,
+        unique (host, port)
+      );
+      -- Exactly one home: at most one by this index, at least one by the admin rules.
+      create unique index if not exists node_one_home on tessera.node ((true)) where role = 'home';
+
+      create table if not exists tessera.keyspace (
+        name text primary key,
+        key_type text not null check (key_type in ('bigint', 'int', 'smallint', 'text', 'uuid')),
+        seed bigint not null default 0
+      );
+
+      create table if not exists tessera.range (
+        keyspace text not null references tessera.keyspace (name) on delete cascade,
+        lo bigint not null,
+        hi bigint not null,
+        owner text not null references tessera.node (name),
+        state text not null check (state in ('active', 'frozen')),
+        primary key (keyspace, lo),
+        check (lo <= hi)
+      );
+
+      create table if not exists tessera.dist_table (
+        schema_name text not null,
+        name text not null,
+        kind text not null check (kind in ('sharded', 'reference', 'global')),
+        keyspace text references tessera.keyspace (name),
+        key_column text,
+        primary key (schema_name, name),
+        check ((kind = 'sharded') = (keyspace is not null and key_column is not null))
+      );
+
+      create table if not exists tessera.router (
+        id text primary key,
+        address text not null,
+        last_heartbeat timestamptz not null default now(),
+        acked_epoch bigint not null default 0
+      );
+
+      create table if not exists tessera.job (
+        id bigserial primary key,
+        kind text not null,
+        state text not null check (state in ('pending', 'running', 'done', 'failed', 'cancelled')),
+        spec jsonb not null,
+        error text not null default '',
+        claimed_by text not null default '',
+        created_at timestamptz not null default clock_timestamp(),
+        updated_at timestamptz not null default clock_timestamp()
+      );
+      create index if not exists job_pending on tessera.job (id) where state = 'pending';
+
+      create table if not exists tessera.job_step (
+        job_id bigint not null references tessera.job (id) on delete cascade,
+        idx int not null,
+        name text not null,
+        state text not null check (state in ('pending', 'running', 'done', 'failed', 'cancelled')),
+        progress jsonb not null default '{}',
+        primary key (job_id, idx)
+      );
+
+      create table if not exists tessera.txn_decision (
+        txid text primary key,
+        decision text not null check (decision in ('commit', 'abort')),
+        participants text[] not null,
+        decided_at timestamptz not null default clock_timestamp()
+      );
+    `,
+  },
+];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** Brings the catalog schema up to date; returns the versions it applied (empty when current). */
+export async function migrate(client: pg.ClientBase): Promise<number[]> {
+  const applied: number[] = [];
+  await client.query('begin');
+  try {
+    await client.query('select pg_advisory_xact_lock($1, $2)', [...MIGRATION_LOCK]);
+    await client.query('create schema if not exists tessera');
+    await client.query(
+      `create table if not exists tessera.schema_version (
+         version int primary key,
+         applied_at timestamptz not null default now()
+       )`,
+    );
+    const { rows } = await client.query<{ v: number | null }>(
+      'select max(version) as v from tessera.schema_version',
+    );
+    const current = rows[0]?.v ?? 0;
+    if (current > LATEST_SCHEMA_VERSION) {
+      throw new Error(
+        `the catalog schema is at version ${current}, newer than this coordinator knows (${LATEST_SCHEMA_VERSION}); upgrade the coordinator`,
+      );
+    }
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      await client.query(m.sql);
+      await client.query('insert into tessera.schema_version (version) values ($1)', [m.version]);
+      applied.push(m.version);
+    }
+    await client.query('commit');
+  } catch (e) {
+    await client.query('rollback').catch(() => undefined);
+    throw e;
+  }
+  return applied;
+}
