@@ -1,0 +1,88 @@
+// `tessera up`, `tessera down`, and the hidden `tessera supervise` that `up` runs detached. The
+// local-cluster code (pg, pgctl, the sample schema) is imported only when one of these runs, so
+// the everyday commands start quickly.
+import { boolFlag, stringFlag } from '../args.js';
+import type { Command } from '../command.js';
+import { CliError } from '../errors.js';
+import { DIR_FLAG } from '../flags.js';
+import { layout, readClusterFile, resolveDir } from '../local/layout.js';
+
+export const localCommands: Command[] = [
+  {
+    path: ['up'],
+    summary: 'start a local cluster (home node, two data nodes, coordinator, sample schema)',
+    usage: ['up [--dir DIR] [--foreground]'],
+    description:
+      'Initialises three Postgres servers from the local binaries under DIR on the first run\n' +
+      '(ports 15432-15434 when free), starts them and the Tessera services under a supervisor that\n' +
+      'restarts what dies, and loads a sample multi-tenant schema into database `app` (role app,\n' +
+      'password app). Running it again reuses the data; if the cluster runs, it prints how to connect.',
+    examples: ['tessera up', 'tessera up --dir /tmp/tessera', 'npm start'],
+    flags: {
+      dir: DIR_FLAG,
+      foreground: {
+        type: 'boolean',
+        description: 'supervise in this process and stop everything on Ctrl-C',
+      },
+    },
+    positionals: { min: 0, max: 0 },
+    usesCoordinator: false,
+    run: async ({ args, io }) =>
+      (await import('../local/up.js')).up({
+        dir: resolveDir(stringFlag(args, 'dir'), io.env, io.cwd),
+        foreground: boolFlag(args, 'foreground'),
+        io,
+      }),
+  },
+  {
+    path: ['down'],
+    summary: 'stop the local cluster started by `tessera up` (its data stays)',
+    usage: ['down [--dir DIR]'],
+    examples: ['tessera down', 'tessera down --dir /tmp/tessera'],
+    flags: { dir: DIR_FLAG },
+    positionals: { min: 0, max: 0 },
+    usesCoordinator: false,
+    run: async ({ args, io }) =>
+      (await import('../local/down.js')).down(
+        resolveDir(stringFlag(args, 'dir'), io.env, io.cwd),
+        io,
+      ),
+  },
+  {
+    path: ['supervise'],
+    summary: 'run the local cluster supervisor (started by `tessera up`)',
+    usage: ['supervise --dir DIR'],
+    examples: [],
+    flags: { dir: DIR_FLAG },
+    positionals: { min: 0, max: 0 },
+    usesCoordinator: false,
+    hidden: true,
+    async run({ args, io }) {
+      const l = layout(resolveDir(stringFlag(args, 'dir'), io.env, io.cwd));
+      const cluster = readClusterFile(l);
+      if (!cluster)
+        throw new CliError(`${l.clusterFile} is missing; start the cluster with \`tessera up\``);
+      const log = (m: string) => io.out(`${new Date().toISOString()} ${m}\n`);
+      const { Supervisor } = await import('../local/supervisor.js');
+      const { findPgBinDir } = await import('@tessera/pgctl');
+      const sup = new Supervisor(l, cluster, findPgBinDir(io.env), log);
+      let signalled: (s: string) => void = () => {};
+      const stopRequested = new Promise<string>((resolve) => (signalled = resolve));
+      for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(s, () => signalled(s));
+      log(`supervisor started (pid ${process.pid}) for ${l.dir}`);
+      let code = 0;
+      try {
+        await sup.start();
+        log(`stopping on ${await stopRequested}`);
+      } catch (e) {
+        log(`could not start the cluster: ${e instanceof Error ? e.message : String(e)}`);
+        code = 1;
+      }
+      await sup.stop();
+      log('supervisor stopped');
+      // This process exists only to supervise: leave now rather than wait on any handle a client
+      // library may keep open.
+      process.exit(code);
+    },
+  },
+];

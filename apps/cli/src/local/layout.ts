@@ -1,0 +1,109 @@
+// Where the local cluster (`tessera up`) keeps things under its directory D, and the two small
+// JSON files that remember it: cluster.json (ports, chosen once, so every `up` reuses them) and
+// state.json (what the supervisor is running right now).
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+
+/** The Postgres nodes of the local cluster, in start order; the first is the home node. */
+export const LOCAL_NODES = [
+  { name: 'home', role: 'home', defaultPort: 15432 },
+  { name: 'data1', role: 'data', defaultPort: 15433 },
+  { name: 'data2', role: 'data', defaultPort: 15434 },
+] as const;
+
+export type LocalNodeName = (typeof LOCAL_NODES)[number]['name'];
+
+/** The database on the home node that holds the coordinator's catalog. */
+export const CATALOG_DATABASE = 'tessera';
+
+export interface Layout {
+  dir: string;
+  nodesDir: string;
+  logsDir: string;
+  clusterFile: string;
+  stateFile: string;
+  pidFile: string;
+  nodeDataDir(name: string): string;
+  logFile(service: string): string;
+}
+
+/** D: --dir, else TESSERA_HOME, else .tessera in the current directory; always absolute. */
+export function resolveDir(
+  flag: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+): string {
+  const d = flag ?? env.TESSERA_HOME ?? '.tessera';
+  return isAbsolute(d) ? d : resolve(cwd, d);
+}
+
+export function layout(dir: string): Layout {
+  return {
+    dir,
+    nodesDir: join(dir, 'nodes'),
+    logsDir: join(dir, 'logs'),
+    clusterFile: join(dir, 'cluster.json'),
+    stateFile: join(dir, 'state.json'),
+    pidFile: join(dir, 'supervisor.pid'),
+    nodeDataDir: (name) => join(dir, 'nodes', name),
+    logFile: (service) => join(dir, 'logs', `${service}.log`),
+  };
+}
+
+/** Chosen on the first `up` and kept: a port that was free once stays this cluster's port. */
+export interface ClusterFile {
+  version: 1;
+  nodePorts: Record<LocalNodeName, number>;
+  coordinatorPort: number;
+  coordinatorMetricsPort: number;
+  routerPort: number;
+  routerMetricsPort: number;
+  /** Set once the nodes are registered and the sample schema is loaded. */
+  bootstrapped: boolean;
+}
+
+export interface ProcessRecord {
+  pid: number;
+  /** Start time from /proc (clock ticks since boot), so a reused pid is not mistaken for ours. */
+  startTicks?: number;
+}
+
+export interface ServiceState extends ProcessRecord {
+  restarts: number;
+  /** Ports it listens on, by purpose ("grpc", "metrics", "pg"). */
+  ports: Record<string, number>;
+}
+
+export interface StateFile {
+  supervisor: ProcessRecord;
+  nodes: Record<string, ProcessRecord & { port: number }>;
+  services: Record<string, ServiceState>;
+}
+
+function readJson<T>(file: string): T | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Written to a temp file and renamed, so a reader never sees half a file. */
+function writeJson(file: string, value: unknown): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n');
+  renameSync(tmp, file);
+}
+
+export const readClusterFile = (l: Layout): ClusterFile | undefined =>
+  readJson<ClusterFile>(l.clusterFile);
+export const writeClusterFile = (l: Layout, c: ClusterFile): void => writeJson(l.clusterFile, c);
+export const readStateFile = (l: Layout): StateFile | undefined => readJson<StateFile>(l.stateFile);
+export const writeStateFile = (l: Layout, s: StateFile): void => writeJson(l.stateFile, s);
+
+export function readSupervisorPid(l: Layout): number | undefined {
+  if (!existsSync(l.pidFile)) return undefined;
+  const pid = Number(readFileSync(l.pidFile, 'utf8').trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}

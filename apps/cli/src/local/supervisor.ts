@@ -1,0 +1,213 @@
+// The local cluster's supervisor: starts the Postgres nodes and the services of SERVICES as
+// child processes, restarts one that dies (with backoff), records what runs in state.json, and
+// on stop ends the services and then the nodes. `tessera supervise` runs it detached for `up`.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { APPS_DIR } from '../paths.js';
+import {
+  LOCAL_NODES,
+  readStateFile,
+  writeStateFile,
+  type ClusterFile,
+  type Layout,
+  type ServiceState,
+  type StateFile,
+} from './layout.js';
+import { ensureCatalogDatabase, runningNodePid, startNode, stopNodes } from './postgres-nodes.js';
+import { childEnv, isSameProcess, killGroup, recordOf, waitForExit } from './processes.js';
+import { SERVICES, type ServiceSpec } from './services.js';
+
+export type Log = (message: string) => void;
+
+/** 1 s, 2 s, 4 s ... at most 30 s between restarts; a service that ran a minute starts over at 1 s. */
+export function restartDelayMs(restartsInARow: number): number {
+  return Math.min(30_000, 1_000 * 2 ** Math.max(0, restartsInARow - 1));
+}
+const HEALTHY_RUN_MS = 60_000;
+const STOP_GRACE_MS = 10_000;
+
+const serviceEnv = (l: Layout): NodeJS.ProcessEnv => childEnv({ TESSERA_HOME: l.dir });
+
+class ServiceRunner {
+  private child: ChildProcess | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private inARow = 0;
+  private startedAt = 0;
+  restarts = 0;
+
+  constructor(
+    readonly spec: ServiceSpec,
+    private readonly entryArgs: string[],
+    private readonly sup: Supervisor,
+  ) {}
+
+  get pid(): number | undefined {
+    return this.child?.exitCode === null && this.child.signalCode === null
+      ? this.child.pid
+      : undefined;
+  }
+
+  start(): void {
+    this.restartTimer = undefined;
+    const { layout: l, cluster } = this.sup;
+    const out = openSync(l.logFile(this.spec.name), 'a');
+    const child = spawn(process.execPath, [...this.entryArgs, ...this.spec.args(cluster)], {
+      cwd: APPS_DIR,
+      env: serviceEnv(l),
+      stdio: ['ignore', out, out],
+      // Its own process group, so stopping it reaches whatever it spawned, and a Ctrl-C meant for
+      // `up --foreground` reaches only the supervisor, which then stops things in order.
+      detached: true,
+    });
+    closeSync(out);
+    this.child = child;
+    this.startedAt = Date.now();
+    child.once('error', (e) => this.sup.log(`${this.spec.name} could not start: ${e.message}`));
+    child.once('exit', (code, signal) => this.onExit(child, code, signal));
+    if (child.pid !== undefined) this.sup.log(`${this.spec.name} started (pid ${child.pid})`);
+    this.sup.saveState();
+  }
+
+  private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.child !== child || this.sup.stopping) return;
+    this.inARow = Date.now() - this.startedAt > HEALTHY_RUN_MS ? 1 : this.inARow + 1;
+    const delay = restartDelayMs(this.inARow);
+    this.sup.log(
+      `${this.spec.name} exited (${signal ? `signal ${signal}` : `code ${code}`}); restarting in ${delay / 1000} s ` +
+        `(see ${this.sup.layout.logFile(this.spec.name)})`,
+    );
+    this.restarts++;
+    this.restartTimer = setTimeout(() => {
+      if (!this.sup.stopping) this.start();
+    }, delay);
+    this.sup.saveState();
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.restartTimer);
+    const pid = this.pid;
+    if (pid === undefined) return;
+    killGroup(pid, 'SIGTERM');
+    if (!(await waitForExit(pid, STOP_GRACE_MS))) {
+      this.sup.log(`${this.spec.name} did not stop within ${STOP_GRACE_MS / 1000} s; killing it`);
+      killGroup(pid, 'SIGKILL');
+      await waitForExit(pid, 5_000);
+    }
+    this.sup.log(`${this.spec.name} stopped`);
+  }
+}
+
+export class Supervisor {
+  stopping = false;
+  private readonly runners: ServiceRunner[] = [];
+  private readonly nodePids = new Map<string, number>();
+  private readonly nodeRestarting = new Set<string>();
+  private readonly nodeRestarts = new Map<string, number>();
+  private watchdog: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly layout: Layout,
+    readonly cluster: ClusterFile,
+    private readonly binDir: string,
+    readonly log: Log,
+  ) {}
+
+  /** Starts nodes, the catalog database, then every service of this build. */
+  async start(): Promise<void> {
+    writeFileSync(this.layout.pidFile, `${process.pid}\n`);
+    this.endLeftovers();
+    await Promise.all(
+      LOCAL_NODES.map(async (n) => {
+        const port = this.cluster.nodePorts[n.name];
+        const adopted = runningNodePid(this.layout, n.name);
+        const pid = await startNode(this.layout, n.name, port, this.binDir);
+        this.nodePids.set(n.name, pid);
+        this.log(
+          `node ${n.name} ${adopted ? 'already running' : 'started'} on port ${port} (pid ${pid})`,
+        );
+      }),
+    );
+    await ensureCatalogDatabase(this.cluster.nodePorts.home);
+    for (const spec of SERVICES) {
+      if (this.stopping) return;
+      const entry = spec.entry();
+      if (!entry) {
+        this.log(`${spec.name}: ${spec.absentNote}`);
+        continue;
+      }
+      const runner = new ServiceRunner(spec, entry.args, this);
+      this.runners.push(runner);
+      runner.start();
+    }
+    this.watchdog = setInterval(() => void this.checkNodes(), 1_000);
+    this.saveState();
+  }
+
+  /** Services first (they hold connections to the nodes), then a fast shutdown of the nodes. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.watchdog);
+    await Promise.all(this.runners.map((r) => r.stop()));
+    const stopped = await stopNodes(this.layout);
+    if (stopped.length > 0) this.log(`nodes stopped: ${stopped.join(', ')}`);
+    rmSync(this.layout.stateFile, { force: true });
+    rmSync(this.layout.pidFile, { force: true });
+  }
+
+  /** Services the previous supervisor left running (if it was killed): end them before we start ours. */
+  private endLeftovers(): void {
+    const old = readStateFile(this.layout);
+    for (const [name, rec] of Object.entries(old?.services ?? {})) {
+      if (rec.pid === process.pid || !isSameProcess(rec)) continue;
+      this.log(`ending ${name} (pid ${rec.pid}) left over from an earlier run`);
+      killGroup(rec.pid, 'SIGKILL');
+    }
+  }
+
+  /** A node whose server died is started again, with the same backoff as services. */
+  private async checkNodes(): Promise<void> {
+    for (const n of LOCAL_NODES) {
+      if (this.stopping || this.nodeRestarting.has(n.name)) continue;
+      if (runningNodePid(this.layout, n.name) !== undefined) continue;
+      this.nodeRestarting.add(n.name);
+      const count = (this.nodeRestarts.get(n.name) ?? 0) + 1;
+      this.nodeRestarts.set(n.name, count);
+      const delay = restartDelayMs(count);
+      this.log(`node ${n.name} is not running; starting it again in ${delay / 1000} s`);
+      setTimeout(() => {
+        if (this.stopping) return this.nodeRestarting.delete(n.name);
+        startNode(this.layout, n.name, this.cluster.nodePorts[n.name], this.binDir)
+          .then((pid) => {
+            this.nodePids.set(n.name, pid);
+            this.log(`node ${n.name} started again (pid ${pid})`);
+            this.saveState();
+          })
+          .catch((e: unknown) =>
+            this.log(`node ${n.name} did not start: ${e instanceof Error ? e.message : String(e)}`),
+          )
+          .finally(() => this.nodeRestarting.delete(n.name));
+      }, delay);
+    }
+  }
+
+  saveState(): void {
+    if (this.stopping) return;
+    const nodes: StateFile['nodes'] = {};
+    for (const n of LOCAL_NODES) {
+      const pid = this.nodePids.get(n.name);
+      if (pid !== undefined)
+        nodes[n.name] = { ...recordOf(pid), port: this.cluster.nodePorts[n.name] };
+    }
+    const services: Record<string, ServiceState> = {};
+    for (const r of this.runners) {
+      const pid = r.pid;
+      if (pid === undefined) continue;
+      services[r.spec.name] = {
+        ...recordOf(pid),
+        restarts: r.restarts,
+        ports: r.spec.ports(this.cluster),
+      };
+    }
+    writeStateFile(this.layout, { supervisor: recordOf(process.pid), nodes, services });
+  }
+}
