@@ -28,10 +28,12 @@ mkdirSync(resultsDir, { recursive: true });
 const name = project.slice(root.length + 1).replaceAll('/', '-');
 const args = [
   '--conditions=development',
-  '--import', 'tsx',
+  '--import',
+  'tsx',
   '--test',
   '--test-concurrency=1',
-  '--test-reporter=spec', '--test-reporter-destination=stdout',
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
   `--test-reporter=${join(root, 'scripts', 'count-reporter.mjs')}`,
   `--test-reporter-destination=${join(resultsDir, name + '.json')}`,
   ...process.argv.slice(2),

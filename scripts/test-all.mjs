@@ -10,11 +10,15 @@ const resultsDir = join(root, '.nx', 'test-results');
 rmSync(resultsDir, { recursive: true, force: true });
 const env = { ...process.env, NX_NO_CLOUD: 'true', NX_DAEMON: 'false' };
 const nx = join(root, 'node_modules', '.bin', 'nx');
-const r = spawnSync(nx, ['run-many', '-t', 'test', '--parallel=1', '--output-style=stream', ...process.argv.slice(2)], {
-  stdio: 'inherit',
-  env,
-  cwd: root,
-});
+const r = spawnSync(
+  nx,
+  ['run-many', '-t', 'test', '--parallel=1', '--output-style=stream', ...process.argv.slice(2)],
+  {
+    stdio: 'inherit',
+    env,
+    cwd: root,
+  },
+);
 const total = { passed: 0, failed: 0, skipped: 0 };
 let files = [];
 try {

@@ -1,6 +1,15 @@
 // Initialising a data directory and running one postgres server process on 127.0.0.1.
 import { spawn, execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, appendFileSync, cpSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  readFileSync,
+  appendFileSync,
+  cpSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findPgBinDir, serverOsUser, type OsUser } from './binaries.js';
@@ -43,14 +52,27 @@ export function initDataDir(dataDir: string, opts: InitOptions = {}): void {
   if (user) chownSync(dataDir, user.uid, user.gid);
   execFileSync(
     join(binDir, 'initdb'),
-    ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8', '--no-instructions'],
+    [
+      '-D',
+      dataDir,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '--encoding=UTF8',
+      '--locale=C.UTF-8',
+      '--no-instructions',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'], ...(user ?? {}) },
   );
   writeSettings(dataDir, { ...NODE_SETTINGS, ...opts.settings });
 }
 
 /** Copies an initialised data directory (much faster than another initdb). */
-export function cloneDataDir(templateDir: string, dataDir: string, settings?: Record<string, string>): void {
+export function cloneDataDir(
+  templateDir: string,
+  dataDir: string,
+  settings?: Record<string, string>,
+): void {
   cpSync(templateDir, dataDir, { recursive: true });
   chownTree(dataDir, serverOsUser());
   if (settings) writeSettings(dataDir, settings);
@@ -76,7 +98,9 @@ export class PostgresStartError extends Error {
 }
 
 /** Reads postmaster.pid: [pid, dataDir, startTime, port, socketDir, listenAddr, shmKey, status]. */
-export function readPostmasterPid(dataDir: string): { pid: number; port: number; status: string } | undefined {
+export function readPostmasterPid(
+  dataDir: string,
+): { pid: number; port: number; status: string } | undefined {
   const file = join(dataDir, 'postmaster.pid');
   if (!existsSync(file)) return undefined;
   const lines = readFileSync(file, 'utf8').split('\n');
@@ -116,8 +140,12 @@ export async function startServer(dataDir: string, opts: StartOptions): Promise<
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   while (Date.now() < deadline) {
     if (exitCode !== undefined) {
-      const tail = opts.logFile ? readFileSync(opts.logFile, 'utf8').split('\n').slice(-8).join('\n') : '';
-      throw new PostgresStartError(`postgres on port ${opts.port} exited during startup (code ${exitCode})\n${tail}`);
+      const tail = opts.logFile
+        ? readFileSync(opts.logFile, 'utf8').split('\n').slice(-8).join('\n')
+        : '';
+      throw new PostgresStartError(
+        `postgres on port ${opts.port} exited during startup (code ${exitCode})\n${tail}`,
+      );
     }
     const pm = readPostmasterPid(dataDir);
     if (pm && pm.pid === child.pid && pm.status === 'ready') return pm.pid;
@@ -137,7 +165,11 @@ const STOP_SIGNAL: Record<StopMode, NodeJS.Signals> = {
 };
 
 /** Stops the server that owns `dataDir`, if any; escalates to SIGKILL after `timeoutMs`. */
-export async function stopServer(dataDir: string, mode: StopMode = 'fast', timeoutMs = 15_000): Promise<void> {
+export async function stopServer(
+  dataDir: string,
+  mode: StopMode = 'fast',
+  timeoutMs = 15_000,
+): Promise<void> {
   const pm = readPostmasterPid(dataDir);
   if (!pm || !isAlive(pm.pid)) return;
   // A killed postmaster leaves its backends attached to shared memory for a moment, which would

@@ -14,7 +14,12 @@ import { analyzeInsert } from './insert.js';
 import { analyzeCopy } from './copy.js';
 import { analyzeDdl, analyzeSelectInto, isDdlTag } from './ddl.js';
 import {
-  analyzeDiscard, analyzeExplain, analyzePrepare, analyzeSet, analyzeSetConstraints, analyzeTransaction,
+  analyzeDiscard,
+  analyzeExplain,
+  analyzePrepare,
+  analyzeSet,
+  analyzeSetConstraints,
+  analyzeTransaction,
   analyzeVacuum,
 } from './session.js';
 import { textAfterKeyword } from './inner.js';
@@ -22,21 +27,38 @@ import { rowValueOf } from './values.js';
 import { deepFreeze } from './freeze.js';
 
 function context(sql: string, location: number): StatementContext {
-  return { sql, location, analyzeInner: (node, innerSql, innerLocation) => analyzeNode(node, innerSql, innerLocation) };
+  return {
+    sql,
+    location,
+    analyzeInner: (node, innerSql, innerLocation) => analyzeNode(node, innerSql, innerLocation),
+  };
 }
 
-function utility(ctx: StatementContext, node: Node, command: string, query?: Analysis): UtilityAnalysis {
+function utility(
+  ctx: StatementContext,
+  node: Node,
+  command: string,
+  query?: Analysis,
+): UtilityAnalysis {
   const targets = new Set<object>();
-  if ('LockStmt' in node) for (const r of node.LockStmt.relations ?? []) if ('RangeVar' in r) targets.add(r.RangeVar);
-  if ('MergeStmt' in node && node.MergeStmt.relation !== undefined) targets.add(node.MergeStmt.relation);
-  return { kind: 'utility', ...baseOf(ctx, collect(node, { targets, top: targets })), command, query };
+  if ('LockStmt' in node)
+    for (const r of node.LockStmt.relations ?? []) if ('RangeVar' in r) targets.add(r.RangeVar);
+  if ('MergeStmt' in node && node.MergeStmt.relation !== undefined)
+    targets.add(node.MergeStmt.relation);
+  return {
+    kind: 'utility',
+    ...baseOf(ctx, collect(node, { targets, top: targets })),
+    command,
+    query,
+  };
 }
 
 /** Analyses one parse-tree statement whose text is `sql`. */
 export function analyzeNode(node: Node, sql: string, location: number): Analysis {
   const ctx = context(sql, location);
   if ('SelectStmt' in node) {
-    if (node.SelectStmt.intoClause !== undefined) return analyzeSelectInto(ctx, node, node.SelectStmt);
+    if (node.SelectStmt.intoClause !== undefined)
+      return analyzeSelectInto(ctx, node, node.SelectStmt);
     return analyzeSelect(ctx, node, node.SelectStmt);
   }
   if ('InsertStmt' in node) return analyzeInsert(ctx, node, node.InsertStmt);
@@ -47,28 +69,54 @@ export function analyzeNode(node: Node, sql: string, location: number): Analysis
   if ('VariableSetStmt' in node) return analyzeSet(ctx, node.VariableSetStmt);
   if ('ConstraintsSetStmt' in node) return analyzeSetConstraints(ctx);
   if ('VariableShowStmt' in node) {
-    return { kind: 'show', ...baseOf(ctx, collect(undefined)), name: (node.VariableShowStmt.name ?? '').toLowerCase() };
+    return {
+      kind: 'show',
+      ...baseOf(ctx, collect(undefined)),
+      name: (node.VariableShowStmt.name ?? '').toLowerCase(),
+    };
   }
   if ('ExplainStmt' in node) return analyzeExplain(ctx, node, node.ExplainStmt);
   if ('PrepareStmt' in node) return analyzePrepare(ctx, node, node.PrepareStmt);
   if ('ExecuteStmt' in node) {
     const e = node.ExecuteStmt;
-    return { kind: 'execute', ...baseOf(ctx, collect(node)), name: e.name ?? '', params: (e.params ?? []).map(rowValueOf) };
+    return {
+      kind: 'execute',
+      ...baseOf(ctx, collect(node)),
+      name: e.name ?? '',
+      params: (e.params ?? []).map(rowValueOf),
+    };
   }
   if ('DeallocateStmt' in node) {
     const d = node.DeallocateStmt;
-    return { kind: 'deallocate', ...baseOf(ctx, collect(undefined)), name: d.isall === true ? undefined : d.name };
+    return {
+      kind: 'deallocate',
+      ...baseOf(ctx, collect(undefined)),
+      name: d.isall === true ? undefined : d.name,
+    };
   }
   if ('DiscardStmt' in node) return analyzeDiscard(ctx, node.DiscardStmt.target);
   if ('ListenStmt' in node) {
-    return { kind: 'listen', ...baseOf(ctx, collect(undefined)), channel: node.ListenStmt.conditionname ?? '' };
+    return {
+      kind: 'listen',
+      ...baseOf(ctx, collect(undefined)),
+      channel: node.ListenStmt.conditionname ?? '',
+    };
   }
   if ('UnlistenStmt' in node) {
-    return { kind: 'unlisten', ...baseOf(ctx, collect(undefined)), channel: node.UnlistenStmt.conditionname };
+    return {
+      kind: 'unlisten',
+      ...baseOf(ctx, collect(undefined)),
+      channel: node.UnlistenStmt.conditionname,
+    };
   }
   if ('NotifyStmt' in node) {
     const n = node.NotifyStmt;
-    return { kind: 'notify', ...baseOf(ctx, collect(undefined)), channel: n.conditionname ?? '', payload: n.payload };
+    return {
+      kind: 'notify',
+      ...baseOf(ctx, collect(undefined)),
+      channel: n.conditionname ?? '',
+      payload: n.payload,
+    };
   }
   if ('VacuumStmt' in node) return analyzeVacuum(ctx, node, node.VacuumStmt);
   if ('DeclareCursorStmt' in node && node.DeclareCursorStmt.query !== undefined) {
@@ -76,7 +124,8 @@ export function analyzeNode(node: Node, sql: string, location: number): Analysis
     const query = analyzeNode(node.DeclareCursorStmt.query, inner.sql, location + inner.offset);
     return utility(ctx, node, 'declare_cursor', query);
   }
-  if ('FetchStmt' in node) return utility(ctx, node, node.FetchStmt.ismove === true ? 'move' : 'fetch');
+  if ('FetchStmt' in node)
+    return utility(ctx, node, node.FetchStmt.ismove === true ? 'move' : 'fetch');
   if ('ClosePortalStmt' in node) return utility(ctx, node, 'close');
   const tag = tagOf(node);
   if (isDdlTag(tag)) return analyzeDdl(ctx, node);

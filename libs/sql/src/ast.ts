@@ -95,6 +95,7 @@ export interface DefElemEntry {
 
 export function defElems(nodes: readonly Node[] | undefined): DefElemEntry[] {
   const out: DefElemEntry[] = [];
-  for (const n of nodes ?? []) if ('DefElem' in n) out.push({ name: n.DefElem.defname ?? '', arg: n.DefElem.arg });
+  for (const n of nodes ?? [])
+    if ('DefElem' in n) out.push({ name: n.DefElem.defname ?? '', arg: n.DefElem.arg });
   return out;
 }

@@ -9,7 +9,8 @@ export class AnalysisCache {
   private missCount = 0;
 
   constructor(readonly maxEntries = 10_000) {
-    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError('AnalysisCache: maxEntries must be a positive integer');
+    if (!Number.isInteger(maxEntries) || maxEntries < 1)
+      throw new RangeError('AnalysisCache: maxEntries must be a positive integer');
   }
 
   /** The analyses of `sql`, computed by analyzeAll on a miss. Syntax errors are thrown, not cached. */

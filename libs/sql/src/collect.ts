@@ -7,11 +7,34 @@ import { stringList } from './ast.js';
 
 /** Functions whose result differs per call or per node: replicated writes must not use them. */
 const VOLATILE_FUNCTIONS = new Set([
-  'random', 'random_normal', 'setseed', 'nextval', 'setval', 'currval', 'lastval', 'clock_timestamp',
-  'timeofday', 'gen_random_uuid', 'uuid_generate_v1', 'uuid_generate_v1mc', 'uuid_generate_v4',
-  'uuidv4', 'uuidv7', 'txid_current', 'pg_current_xact_id', 'pg_sleep', 'pg_advisory_lock',
-  'pg_try_advisory_lock', 'dblink', 'dblink_exec', 'lo_import', 'lo_export', 'pg_notify',
-  'set_config', 'inet_client_addr', 'pg_backend_pid',
+  'random',
+  'random_normal',
+  'setseed',
+  'nextval',
+  'setval',
+  'currval',
+  'lastval',
+  'clock_timestamp',
+  'timeofday',
+  'gen_random_uuid',
+  'uuid_generate_v1',
+  'uuid_generate_v1mc',
+  'uuid_generate_v4',
+  'uuidv4',
+  'uuidv7',
+  'txid_current',
+  'pg_current_xact_id',
+  'pg_sleep',
+  'pg_advisory_lock',
+  'pg_try_advisory_lock',
+  'dblink',
+  'dblink_exec',
+  'lo_import',
+  'lo_export',
+  'pg_notify',
+  'set_config',
+  'inet_client_addr',
+  'pg_backend_pid',
 ]);
 
 interface CteScope {
@@ -60,7 +83,8 @@ export function collect(root: unknown, options: CollectOptions = {}): Collected 
 
   const addRange = (rv: RangeVar, ctes: CteScope | undefined): void => {
     const name = rv.relname ?? '';
-    if (rv.schemaname === undefined && rv.catalogname === undefined && isCteName(ctes, name)) return;
+    if (rv.schemaname === undefined && rv.catalogname === undefined && isCteName(ctes, name))
+      return;
     out.indexOf.set(rv, out.tables.length);
     out.tables.push({
       schema: rv.schemaname,
@@ -84,11 +108,17 @@ export function collect(root: unknown, options: CollectOptions = {}): Collected 
     const all: CteScope = { names: new Set(names), parent: outer };
     bodies.forEach((body, i) => {
       if (body === undefined) return;
-      if ('InsertStmt' in body || 'UpdateStmt' in body || 'DeleteStmt' in body || 'MergeStmt' in body) {
+      if (
+        'InsertStmt' in body ||
+        'UpdateStmt' in body ||
+        'DeleteStmt' in body ||
+        'MergeStmt' in body
+      ) {
         out.hasDataModifyingCtes = true;
       }
       // WITH RECURSIVE makes every name visible in every body; otherwise only earlier ones.
-      const visible: CteScope = w.recursive === true ? all : { names: new Set(names.slice(0, i)), parent: outer };
+      const visible: CteScope =
+        w.recursive === true ? all : { names: new Set(names.slice(0, i)), parent: outer };
       walk(body, visible);
     });
     return all;
@@ -102,13 +132,17 @@ export function collect(root: unknown, options: CollectOptions = {}): Collected 
       return;
     }
     const o = value as Record<string, unknown>;
-    if (typeof o['relname'] === 'string' && ('inh' in o || 'relpersistence' in o || 'location' in o)) {
+    if (
+      typeof o['relname'] === 'string' &&
+      ('inh' in o || 'relpersistence' in o || 'location' in o)
+    ) {
       addRange(o as RangeVar, ctes);
       return;
     }
     let scope = ctes;
     const w = o['withClause'];
-    if (w !== undefined && w !== null && typeof w === 'object') scope = walkWith(w as WithClause, ctes);
+    if (w !== undefined && w !== null && typeof w === 'object')
+      scope = walkWith(w as WithClause, ctes);
     for (const key in o) {
       if (key === 'withClause') continue;
       const v = o[key];

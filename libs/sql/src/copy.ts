@@ -34,10 +34,16 @@ export function copyOptions(nodes: readonly Node[] | undefined): CopyOptions {
     return v === undefined || v === true ? undefined : v;
   };
   const formatText = (text('format') ?? 'text').toLowerCase();
-  const format: CopyOptions['format'] = formatText === 'csv' ? 'csv' : formatText === 'binary' ? 'binary' : 'text';
+  const format: CopyOptions['format'] =
+    formatText === 'csv' ? 'csv' : formatText === 'binary' ? 'binary' : 'text';
   const csv = format === 'csv';
   const headerRaw = raw['header'];
-  const header = headerRaw === undefined ? false : headerRaw !== true && headerRaw.toLowerCase() === 'match' ? 'match' : truthy(headerRaw);
+  const header =
+    headerRaw === undefined
+      ? false
+      : headerRaw !== true && headerRaw.toLowerCase() === 'match'
+        ? 'match'
+        : truthy(headerRaw);
   const quote = text('quote') ?? '"';
   return {
     format,
@@ -57,12 +63,19 @@ export function copyOptions(nodes: readonly Node[] | undefined): CopyOptions {
   };
 }
 
-export function analyzeCopy(ctx: StatementContext, node: Node, s: CopyStmt): CopyFromAnalysis | CopyToAnalysis {
+export function analyzeCopy(
+  ctx: StatementContext,
+  node: Node,
+  s: CopyStmt,
+): CopyFromAnalysis | CopyToAnalysis {
   const target = s.relation;
   const columns = s.attlist === undefined ? undefined : stringList(s.attlist);
   const options = copyOptions(s.options);
   if (s.is_from === true) {
-    const c = collect(node, { top: new Set(target ? [target] : []), targets: new Set(target ? [target] : []) });
+    const c = collect(node, {
+      top: new Set(target ? [target] : []),
+      targets: new Set(target ? [target] : []),
+    });
     return {
       kind: 'copy_from',
       ...baseOf(ctx, c),

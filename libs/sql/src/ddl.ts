@@ -2,7 +2,13 @@
 // and constraints (the router creates a table where its catalog kind says, and checks the key).
 import type { Node, CreateStmt, DropStmt, RangeVar, SelectStmt } from 'libpg-query';
 import type {
-  ColumnDefinition, ConstraintDefinition, CreateTableInfo, DdlAnalysis, DdlCommand, DdlObject, TableRef,
+  ColumnDefinition,
+  ConstraintDefinition,
+  CreateTableInfo,
+  DdlAnalysis,
+  DdlCommand,
+  DdlObject,
+  TableRef,
 } from './types.js';
 import type { StatementContext } from './context.js';
 import { baseOf } from './context.js';
@@ -97,7 +103,8 @@ function namedObject(type: string, node: Node): DdlObject | undefined {
     const q = qualifiedName(stringList(node.TypeName.names));
     return { type, ...q };
   }
-  if ('ObjectWithArgs' in node) return { type, ...qualifiedName(stringList(node.ObjectWithArgs.objname)) };
+  if ('ObjectWithArgs' in node)
+    return { type, ...qualifiedName(stringList(node.ObjectWithArgs.objname)) };
   return undefined;
 }
 
@@ -107,15 +114,28 @@ function constraintOf(node: Node, column: string | undefined): ConstraintDefinit
   const own = column === undefined ? [] : [column];
   switch (k.contype) {
     case 'CONSTR_PRIMARY':
-      return { type: 'primary_key', name: k.conname, columns: column === undefined ? stringList(k.keys) : own, references: undefined };
+      return {
+        type: 'primary_key',
+        name: k.conname,
+        columns: column === undefined ? stringList(k.keys) : own,
+        references: undefined,
+      };
     case 'CONSTR_UNIQUE':
-      return { type: 'unique', name: k.conname, columns: column === undefined ? stringList(k.keys) : own, references: undefined };
+      return {
+        type: 'unique',
+        name: k.conname,
+        columns: column === undefined ? stringList(k.keys) : own,
+        references: undefined,
+      };
     case 'CONSTR_FOREIGN':
       return {
         type: 'foreign_key',
         name: k.conname,
         columns: column === undefined ? stringList(k.fk_attrs) : own,
-        references: k.pktable === undefined ? undefined : { ...rangeVarName(k.pktable), columns: stringList(k.pk_attrs) },
+        references:
+          k.pktable === undefined
+            ? undefined
+            : { ...rangeVarName(k.pktable), columns: stringList(k.pk_attrs) },
       };
     case 'CONSTR_CHECK':
       return { type: 'check', name: k.conname, columns: [], references: undefined };
@@ -157,7 +177,9 @@ function createTableInfo(s: CreateStmt): CreateTableInfo {
     }
   }
   const rel = s.relation;
-  const parents = (s.inhRelations ?? []).flatMap((n) => ('RangeVar' in n ? [rangeVarName(n.RangeVar)] : []));
+  const parents = (s.inhRelations ?? []).flatMap((n) =>
+    'RangeVar' in n ? [rangeVarName(n.RangeVar)] : [],
+  );
   return {
     schema: rel?.schemaname,
     name: rel?.relname ?? '',
@@ -185,7 +207,8 @@ function targetRangeVars(body: Record<string, unknown>): RangeVar[] {
   if (into?.rel !== undefined) out.push(into.rel);
   for (const key of ['relations', 'objects']) {
     const list = body[key];
-    if (Array.isArray(list)) for (const n of list as Node[]) if ('RangeVar' in n) out.push(n.RangeVar);
+    if (Array.isArray(list))
+      for (const n of list as Node[]) if ('RangeVar' in n) out.push(n.RangeVar);
   }
   return out;
 }
@@ -202,7 +225,11 @@ interface DdlExtras {
 export function analyzeSelectInto(ctx: StatementContext, node: Node, s: SelectStmt): DdlAnalysis {
   const rel = s.intoClause?.rel;
   const c = collect(node, { top: new Set(rel ? [rel] : []), targets: new Set(rel ? [rel] : []) });
-  const query = ctx.analyzeInner({ SelectStmt: { ...s, intoClause: undefined } }, ctx.sql, ctx.location);
+  const query = ctx.analyzeInner(
+    { SelectStmt: { ...s, intoClause: undefined } },
+    ctx.sql,
+    ctx.location,
+  );
   return ddl(ctx, c, 'create_table_as', rel ? [rangeVarObject('table', rel)] : [], { query });
 }
 
@@ -231,11 +258,22 @@ export function analyzeDdl(ctx: StatementContext, node: Node): DdlAnalysis {
   const body = (node as unknown as Record<string, Record<string, unknown>>)[tag] ?? {};
   let command = DDL_COMMANDS[tag] ?? 'define';
   const skip = new Set<object>();
-  if ('CompositeTypeStmt' in node && node.CompositeTypeStmt.typevar !== undefined) skip.add(node.CompositeTypeStmt.typevar);
+  if ('CompositeTypeStmt' in node && node.CompositeTypeStmt.typevar !== undefined)
+    skip.add(node.CompositeTypeStmt.typevar);
   const targets = targetRangeVars(body);
   const c = collect(node, { top: new Set(targets), targets: new Set(targets), skip });
-  const type = objectType(body['objtype'] as string | undefined ?? body['removeType'] as string | undefined ?? body['renameType'] as string | undefined);
-  const relType = tag === 'IndexStmt' || tag === 'CreateTrigStmt' || tag === 'CreatePolicyStmt' || type === 'column' ? 'table' : type;
+  const type = objectType(
+    (body['objtype'] as string | undefined) ??
+      (body['removeType'] as string | undefined) ??
+      (body['renameType'] as string | undefined),
+  );
+  const relType =
+    tag === 'IndexStmt' ||
+    tag === 'CreateTrigStmt' ||
+    tag === 'CreatePolicyStmt' ||
+    type === 'column'
+      ? 'table'
+      : type;
   const objects: DdlObject[] = targets.map((rv) => rangeVarObject(relType, rv));
   const more: DdlExtras = {
     ifExists: body['missing_ok'] === true,
@@ -244,7 +282,14 @@ export function analyzeDdl(ctx: StatementContext, node: Node): DdlAnalysis {
   };
 
   const addTable = (o: DdlObject): void => {
-    c.tables.push({ schema: o.schema, name: o.name, alias: undefined, role: 'target', scope: 'top', only: false } satisfies TableRef);
+    c.tables.push({
+      schema: o.schema,
+      name: o.name,
+      alias: undefined,
+      role: 'target',
+      scope: 'top',
+      only: false,
+    } satisfies TableRef);
   };
 
   if ('CreateStmt' in node) {
@@ -266,7 +311,8 @@ export function analyzeDdl(ctx: StatementContext, node: Node): DdlAnalysis {
     }
   } else if ('IndexStmt' in node) {
     const idx = node.IndexStmt;
-    if (idx.idxname !== undefined) objects.unshift({ type: 'index', schema: idx.relation?.schemaname, name: idx.idxname });
+    if (idx.idxname !== undefined)
+      objects.unshift({ type: 'index', schema: idx.relation?.schemaname, name: idx.idxname });
   } else if ('GrantStmt' in node) {
     command = node.GrantStmt.is_grant === true ? 'grant' : 'revoke';
   } else if ('GrantRoleStmt' in node) {
@@ -282,18 +328,35 @@ export function analyzeDdl(ctx: StatementContext, node: Node): DdlAnalysis {
     const inner = textAfterKeyword(ctx.sql, 'as');
     more.query = ctx.analyzeInner(node.ViewStmt.query, inner.sql, ctx.location + inner.offset);
   } else if ('CreateSchemaStmt' in node) {
-    objects.push({ type: 'schema', schema: undefined, name: node.CreateSchemaStmt.schemaname ?? '' });
+    objects.push({
+      type: 'schema',
+      schema: undefined,
+      name: node.CreateSchemaStmt.schemaname ?? '',
+    });
   } else if ('CreateEnumStmt' in node || 'CreateRangeStmt' in node || 'CreateDomainStmt' in node) {
-    const names = 'CreateEnumStmt' in node ? node.CreateEnumStmt.typeName
-      : 'CreateRangeStmt' in node ? node.CreateRangeStmt.typeName
-      : node.CreateDomainStmt.domainname;
-    objects.push({ type: 'CreateDomainStmt' in node ? 'domain' : 'type', ...qualifiedName(stringList(names)) });
+    const names =
+      'CreateEnumStmt' in node
+        ? node.CreateEnumStmt.typeName
+        : 'CreateRangeStmt' in node
+          ? node.CreateRangeStmt.typeName
+          : node.CreateDomainStmt.domainname;
+    objects.push({
+      type: 'CreateDomainStmt' in node ? 'domain' : 'type',
+      ...qualifiedName(stringList(names)),
+    });
   } else if ('CompositeTypeStmt' in node && node.CompositeTypeStmt.typevar !== undefined) {
     objects.push(rangeVarObject('type', node.CompositeTypeStmt.typevar));
   } else if ('CreateExtensionStmt' in node) {
-    objects.push({ type: 'extension', schema: undefined, name: node.CreateExtensionStmt.extname ?? '' });
+    objects.push({
+      type: 'extension',
+      schema: undefined,
+      name: node.CreateExtensionStmt.extname ?? '',
+    });
   } else if ('CreateFunctionStmt' in node) {
-    objects.push({ type: node.CreateFunctionStmt.is_procedure === true ? 'procedure' : 'function', ...qualifiedName(stringList(node.CreateFunctionStmt.funcname)) });
+    objects.push({
+      type: node.CreateFunctionStmt.is_procedure === true ? 'procedure' : 'function',
+      ...qualifiedName(stringList(node.CreateFunctionStmt.funcname)),
+    });
   } else if ('CreateTrigStmt' in node && node.CreateTrigStmt.trigname !== undefined) {
     objects.unshift({ type: 'trigger', schema: undefined, name: node.CreateTrigStmt.trigname });
   }

@@ -11,7 +11,8 @@ import { selectShape } from './shape.js';
 /** Scope of a SELECT's top level (empty for set operations: each branch is its own query). */
 export function selectScope(s: SelectStmt): Scope {
   const scope = new Scope();
-  if (s.op === undefined || s.op === 'SETOP_NONE') for (const item of s.fromClause ?? []) scope.addFromItem(item);
+  if (s.op === undefined || s.op === 'SETOP_NONE')
+    for (const item of s.fromClause ?? []) scope.addFromItem(item);
   return scope;
 }
 
@@ -35,11 +36,18 @@ export function analyzeUpdate(ctx: StatementContext, node: Node, u: UpdateStmt):
   const target = u.relation;
   if (target !== undefined) scope.addRangeVar(target);
   for (const item of u.fromClause ?? []) scope.addFromItem(item);
-  const c = collect(node, { top: scope.rangeVars, targets: new Set(target === undefined ? [] : [target]) });
+  const c = collect(node, {
+    top: scope.rangeVars,
+    targets: new Set(target === undefined ? [] : [target]),
+  });
   scope.resolveIndexes(c.indexOf);
   const setColumns: string[] = [];
   for (const t of u.targetList ?? []) {
-    if ('ResTarget' in t && t.ResTarget.name !== undefined && !setColumns.includes(t.ResTarget.name)) {
+    if (
+      'ResTarget' in t &&
+      t.ResTarget.name !== undefined &&
+      !setColumns.includes(t.ResTarget.name)
+    ) {
       setColumns.push(t.ResTarget.name);
     }
   }
@@ -48,7 +56,9 @@ export function analyzeUpdate(ctx: StatementContext, node: Node, u: UpdateStmt):
     ...baseOf(ctx, c),
     targetIndex: target === undefined ? -1 : (c.indexOf.get(target) ?? -1),
     setColumns,
-    where: isCurrentOf(u.whereClause) ? whereFacts(scope, undefined, true) : whereFacts(scope, u.whereClause),
+    where: isCurrentOf(u.whereClause)
+      ? whereFacts(scope, undefined, true)
+      : whereFacts(scope, u.whereClause),
     hasFrom: (u.fromClause?.length ?? 0) > 0,
     hasReturning: (u.returningClause?.exprs?.length ?? 0) > 0,
   };
@@ -59,13 +69,18 @@ export function analyzeDelete(ctx: StatementContext, node: Node, d: DeleteStmt):
   const target = d.relation;
   if (target !== undefined) scope.addRangeVar(target);
   for (const item of d.usingClause ?? []) scope.addFromItem(item);
-  const c = collect(node, { top: scope.rangeVars, targets: new Set(target === undefined ? [] : [target]) });
+  const c = collect(node, {
+    top: scope.rangeVars,
+    targets: new Set(target === undefined ? [] : [target]),
+  });
   scope.resolveIndexes(c.indexOf);
   return {
     kind: 'delete',
     ...baseOf(ctx, c),
     targetIndex: target === undefined ? -1 : (c.indexOf.get(target) ?? -1),
-    where: isCurrentOf(d.whereClause) ? whereFacts(scope, undefined, true) : whereFacts(scope, d.whereClause),
+    where: isCurrentOf(d.whereClause)
+      ? whereFacts(scope, undefined, true)
+      : whereFacts(scope, d.whereClause),
     hasUsing: (d.usingClause?.length ?? 0) > 0,
     hasReturning: (d.returningClause?.exprs?.length ?? 0) > 0,
   };

@@ -11,7 +11,9 @@ await initSqlParser();
 const dir = join(import.meta.dirname, 'testdata', 'analysis');
 const update = process.env['UPDATE_GOLDEN'] === '1';
 
-const inputs = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+const inputs = readdirSync(dir)
+  .filter((f) => f.endsWith('.sql'))
+  .sort();
 
 test('there are golden inputs', () => assert.ok(inputs.length >= 20));
 
@@ -22,9 +24,14 @@ for (const file of inputs) {
     const goldenPath = join(dir, file.replace(/\.sql$/, '.json'));
     if (update || !existsSync(goldenPath)) {
       writeFileSync(goldenPath, actual);
-      if (!update) assert.fail(`${goldenPath} was missing and has been written; review it and run again`);
+      if (!update)
+        assert.fail(`${goldenPath} was missing and has been written; review it and run again`);
       return;
     }
-    assert.equal(actual, readFileSync(goldenPath, 'utf8'), `${file}: analysis differs (UPDATE_GOLDEN=1 to accept)`);
+    assert.equal(
+      actual,
+      readFileSync(goldenPath, 'utf8'),
+      `${file}: analysis differs (UPDATE_GOLDEN=1 to accept)`,
+    );
   });
 }

@@ -48,7 +48,8 @@ export function explainedText(sql: string): InnerText {
       }
     }
   }
-  while (i < tokens.length && ['analyze', 'analyse', 'verbose'].includes(tokens[i]?.keyword ?? '')) i++;
+  while (i < tokens.length && ['analyze', 'analyse', 'verbose'].includes(tokens[i]?.keyword ?? ''))
+    i++;
   const t = tokens[i];
   return t === undefined ? { sql, offset: 0 } : from(sql, t.start);
 }

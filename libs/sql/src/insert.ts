@@ -29,7 +29,8 @@ export function valuesRowSpans(
   const all = scanTokens(sql);
   const params: ParamSpan[] = [];
   for (const t of all) {
-    if (/^\$\d+$/.test(t.text)) params.push({ start: t.start, end: t.end, index: Number(t.text.slice(1)) - 1 });
+    if (/^\$\d+$/.test(t.text))
+      params.push({ start: t.start, end: t.end, index: Number(t.text.slice(1)) - 1 });
   }
   const tokens = all.filter((t) => !t.isComment);
   let depth = 0;
@@ -80,7 +81,11 @@ function onConflictOf(s: InsertStmt): OnConflict | undefined {
   }
   const updateColumns: string[] = [];
   for (const t of oc.targetList ?? []) {
-    if ('ResTarget' in t && t.ResTarget.name !== undefined && !updateColumns.includes(t.ResTarget.name)) {
+    if (
+      'ResTarget' in t &&
+      t.ResTarget.name !== undefined &&
+      !updateColumns.includes(t.ResTarget.name)
+    ) {
       updateColumns.push(t.ResTarget.name);
     }
   }
@@ -94,7 +99,10 @@ function onConflictOf(s: InsertStmt): OnConflict | undefined {
 
 export function analyzeInsert(ctx: StatementContext, node: Node, s: InsertStmt): InsertAnalysis {
   const target = s.relation;
-  const inner = s.selectStmt !== undefined && 'SelectStmt' in s.selectStmt ? s.selectStmt.SelectStmt : undefined;
+  const inner =
+    s.selectStmt !== undefined && 'SelectStmt' in s.selectStmt
+      ? s.selectStmt.SelectStmt
+      : undefined;
   const plainValues = inner !== undefined && isPlainValues(inner);
   const sourceScope = inner !== undefined && !plainValues ? selectScope(inner) : undefined;
   const top = new Set<object>(sourceScope?.rangeVars ?? []);
@@ -102,11 +110,16 @@ export function analyzeInsert(ctx: StatementContext, node: Node, s: InsertStmt):
   const c = collect(node, { top, targets: new Set(target === undefined ? [] : [target]) });
   sourceScope?.resolveIndexes(c.indexOf);
 
-  const columns = s.cols === undefined ? undefined : s.cols.flatMap((n) => ('ResTarget' in n ? [n.ResTarget.name ?? ''] : []));
+  const columns =
+    s.cols === undefined
+      ? undefined
+      : s.cols.flatMap((n) => ('ResTarget' in n ? [n.ResTarget.name ?? ''] : []));
   let rows: RowValue[][] | undefined;
   let spans: ReturnType<typeof valuesRowSpans>;
   if (plainValues && inner !== undefined) {
-    rows = (inner.valuesLists ?? []).map((l) => ('List' in l ? (l.List.items ?? []).map(rowValueOf) : []));
+    rows = (inner.valuesLists ?? []).map((l) =>
+      'List' in l ? (l.List.items ?? []).map(rowValueOf) : [],
+    );
     spans = valuesRowSpans(ctx.sql, rows.length);
   }
   const source = s.selectStmt === undefined ? 'default_values' : plainValues ? 'values' : 'select';
@@ -129,7 +142,10 @@ export function analyzeInsert(ctx: StatementContext, node: Node, s: InsertStmt):
     onConflict: onConflictOf(s),
     hasReturning: (s.returningClause?.exprs?.length ?? 0) > 0,
     overriding:
-      s.override === 'OVERRIDING_SYSTEM_VALUE' ? 'system' : s.override === 'OVERRIDING_USER_VALUE' ? 'user' : undefined,
+      s.override === 'OVERRIDING_SYSTEM_VALUE'
+        ? 'system'
+        : s.override === 'OVERRIDING_USER_VALUE'
+          ? 'user'
+          : undefined,
   };
 }
-

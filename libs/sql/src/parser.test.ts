@@ -39,22 +39,34 @@ for (const [sql, message, position] of syntaxErrors) {
 test('multi-statement strings split into one analysis per statement with exact slices', () => {
   const input = "select 1;  insert into t values ('a;b');\nupdate t set a = 1 where id = $1 ; ;";
   const all = analyzeAll(input);
-  assert.deepEqual(all.map((a) => a.kind), ['select', 'insert', 'update']);
-  assert.deepEqual(all.map((a) => a.sql), ['select 1', "insert into t values ('a;b')", 'update t set a = 1 where id = $1']);
+  assert.deepEqual(
+    all.map((a) => a.kind),
+    ['select', 'insert', 'update'],
+  );
+  assert.deepEqual(
+    all.map((a) => a.sql),
+    ['select 1', "insert into t values ('a;b')", 'update t set a = 1 where id = $1'],
+  );
   for (const a of all) assert.equal(input.slice(a.location, a.location + a.sql.length), a.sql);
 });
 
 test('statement slices are exact with non-ASCII text before them', () => {
   const input = "select 'héllo😀'; select * from \"tÄble\" where id = 'ß'";
   const all = analyzeAll(input);
-  assert.deepEqual(all.map((a) => a.sql), ["select 'héllo😀'", "select * from \"tÄble\" where id = 'ß'"]);
+  assert.deepEqual(
+    all.map((a) => a.sql),
+    ["select 'héllo😀'", 'select * from "tÄble" where id = \'ß\''],
+  );
   assert.equal(input.slice(all[1]?.location), all[1]?.sql);
   assert.equal(all[1]?.tables[0]?.name, 'tÄble');
 });
 
 test('slices start at the first token (leading comments dropped) and end before the semicolon', () => {
   const all = analyzeAll('/* a */ select 1 /* b */ ;\n\n-- c\nselect 2;\n');
-  assert.deepEqual(all.map((a) => a.sql), ['select 1 /* b */', 'select 2']);
+  assert.deepEqual(
+    all.map((a) => a.sql),
+    ['select 1 /* b */', 'select 2'],
+  );
 });
 
 test('empty input has no statements', () => {
@@ -65,10 +77,15 @@ test('empty input has no statements', () => {
 
 test('analysis before initSqlParser() fails with a clear error', async () => {
   const { spawnSync } = await import('node:child_process');
-  const script = "import { analyze } from './src/index.ts'; try { analyze('select 1'); } catch (e) { console.log(e.message); }";
-  const r = spawnSync(process.execPath, ['--conditions=development', '--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: new URL('..', import.meta.url).pathname,
-    encoding: 'utf8',
-  });
+  const script =
+    "import { analyze } from './src/index.ts'; try { analyze('select 1'); } catch (e) { console.log(e.message); }";
+  const r = spawnSync(
+    process.execPath,
+    ['--conditions=development', '--import', 'tsx', '--input-type=module', '-e', script],
+    {
+      cwd: new URL('..', import.meta.url).pathname,
+      encoding: 'utf8',
+    },
+  );
   assert.match(r.stdout, /await initSqlParser\(\)/);
 });

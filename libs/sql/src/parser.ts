@@ -21,7 +21,8 @@ export function isSqlParserReady(): boolean {
 }
 
 function assertLoaded(): void {
-  if (!loaded) throw new Error('@tessera/sql: await initSqlParser() once before analysing statements');
+  if (!loaded)
+    throw new Error('@tessera/sql: await initSqlParser() once before analysing statements');
 }
 
 export interface RawStatement {
@@ -68,7 +69,11 @@ function toSqlError(e: unknown): SqlError {
   if (hasSqlDetails(e) && e.sqlDetails !== undefined) {
     const pos = e.sqlDetails.cursorPosition;
     // libpg-query reports a 0-based character position; Postgres's P field is 1-based.
-    return new SqlError(SQLSTATE_SYNTAX_ERROR, e.sqlDetails.message, pos >= 0 ? pos + 1 : undefined);
+    return new SqlError(
+      SQLSTATE_SYNTAX_ERROR,
+      e.sqlDetails.message,
+      pos >= 0 ? pos + 1 : undefined,
+    );
   }
   const message = e instanceof Error ? e.message : String(e);
   return new SqlError(SQLSTATE_SYNTAX_ERROR, message);

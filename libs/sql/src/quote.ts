@@ -2,7 +2,8 @@
 
 /** Keywords that are not UNRESERVED (COL_NAME, TYPE_FUNC_NAME, RESERVED), from Postgres 18 kwlist.h. */
 const NON_UNRESERVED_KEYWORDS = new Set(
-  ('all analyse analyze and any array as asc asymmetric authorization between bigint binary bit boolean both ' +
+  (
+    'all analyse analyze and any array as asc asymmetric authorization between bigint binary bit boolean both ' +
     'case cast char character check coalesce collate collation column concurrently constraint create cross ' +
     'current_catalog current_date current_role current_schema current_time current_timestamp current_user ' +
     'dec decimal default deferrable desc distinct do else end except exists extract false fetch float for ' +
@@ -14,7 +15,8 @@ const NON_UNRESERVED_KEYWORDS = new Set(
     'real references returning right row select session_user setof similar smallint some substring ' +
     'symmetric system_user table tablesample then time timestamp to trailing treat trim true union unique ' +
     'user using values varchar variadic verbose when where window with xmlattributes xmlconcat xmlelement ' +
-    'xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable').split(' '),
+    'xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable'
+  ).split(' '),
 );
 
 const SAFE_IDENT = /^[a-z_][a-z0-9_$]*$/;

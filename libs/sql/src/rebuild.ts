@@ -3,10 +3,16 @@
 import type { InsertAnalysis } from './types.js';
 import { SqlError, SQLSTATE_FEATURE_NOT_SUPPORTED } from './errors.js';
 
-function checkRows(a: InsertAnalysis, rowIndexes: readonly number[]): NonNullable<InsertAnalysis['rowSpans']> {
+function checkRows(
+  a: InsertAnalysis,
+  rowIndexes: readonly number[],
+): NonNullable<InsertAnalysis['rowSpans']> {
   const spans = a.rowSpans;
   if (a.source !== 'values' || spans === undefined || a.valuesSpan === undefined) {
-    throw new SqlError(SQLSTATE_FEATURE_NOT_SUPPORTED, 'INSERT cannot be split by row: it has no plain VALUES list');
+    throw new SqlError(
+      SQLSTATE_FEATURE_NOT_SUPPORTED,
+      'INSERT cannot be split by row: it has no plain VALUES list',
+    );
   }
   if (rowIndexes.length === 0) throw new RangeError('rebuildInsert: at least one row is needed');
   for (const i of rowIndexes) {
@@ -38,7 +44,10 @@ export interface RebuiltInsert {
  * Like rebuildInsert, but renumbers parameters densely in order of first appearance, so the new
  * statement has no unreferenced `$n` (whose type Postgres could not infer).
  */
-export function rebuildInsertRenumbered(a: InsertAnalysis, rowIndexes: readonly number[]): RebuiltInsert {
+export function rebuildInsertRenumbered(
+  a: InsertAnalysis,
+  rowIndexes: readonly number[],
+): RebuiltInsert {
   const spans = checkRows(a, rowIndexes);
   const all = a.valuesSpan as NonNullable<InsertAnalysis['valuesSpan']>;
   const params = a.paramSpans ?? [];

@@ -1,10 +1,20 @@
 // Session and transaction control, and the statements that wrap another one: transaction
 // commands, SET/RESET/SHOW, PREPARE/EXECUTE/DEALLOCATE, DISCARD, LISTEN/NOTIFY, EXPLAIN, VACUUM.
 import type {
-  Node, TransactionStmt, VariableSetStmt, ExplainStmt, PrepareStmt, VacuumStmt,
+  Node,
+  TransactionStmt,
+  VariableSetStmt,
+  ExplainStmt,
+  PrepareStmt,
+  VacuumStmt,
 } from 'libpg-query';
 import type {
-  DiscardAnalysis, ExplainAnalysis, MaintenanceAnalysis, PrepareAnalysis, SetAnalysis, TransactionAnalysis,
+  DiscardAnalysis,
+  ExplainAnalysis,
+  MaintenanceAnalysis,
+  PrepareAnalysis,
+  SetAnalysis,
+  TransactionAnalysis,
   TransactionAction,
 } from './types.js';
 import type { StatementContext } from './context.js';
@@ -77,12 +87,17 @@ function setValues(args: readonly Node[] | undefined): string[] {
 
 export function analyzeSet(ctx: StatementContext, s: VariableSetStmt): SetAnalysis {
   const action: SetAnalysis['action'] =
-    s.kind === 'VAR_SET_DEFAULT' ? 'set_default'
-    : s.kind === 'VAR_RESET' ? 'reset'
-    : s.kind === 'VAR_RESET_ALL' ? 'reset_all'
-    : s.kind === 'VAR_SET_MULTI' ? 'set_multi'
-    : s.kind === 'VAR_SET_CURRENT' ? 'set_current'
-    : 'set';
+    s.kind === 'VAR_SET_DEFAULT'
+      ? 'set_default'
+      : s.kind === 'VAR_RESET'
+        ? 'reset'
+        : s.kind === 'VAR_RESET_ALL'
+          ? 'reset_all'
+          : s.kind === 'VAR_SET_MULTI'
+            ? 'set_multi'
+            : s.kind === 'VAR_SET_CURRENT'
+              ? 'set_current'
+              : 'set';
   return {
     kind: 'set',
     ...baseOf(ctx, collect(s.args)),
@@ -110,7 +125,11 @@ export function analyzeExplain(ctx: StatementContext, node: Node, s: ExplainStmt
   const options = defElems(s.options).map((d) => d.name.toLowerCase());
   const analyzeOpt = defElems(s.options).find((d) => d.name === 'analyze');
   const inner = explainedText(ctx.sql);
-  const innerAnalysis = ctx.analyzeInner(s.query ?? { SelectStmt: {} }, inner.sql, ctx.location + inner.offset);
+  const innerAnalysis = ctx.analyzeInner(
+    s.query ?? { SelectStmt: {} },
+    inner.sql,
+    ctx.location + inner.offset,
+  );
   return {
     kind: 'explain',
     ...baseOf(ctx, collect(node)),
@@ -123,7 +142,11 @@ export function analyzeExplain(ctx: StatementContext, node: Node, s: ExplainStmt
 
 export function analyzePrepare(ctx: StatementContext, node: Node, s: PrepareStmt): PrepareAnalysis {
   const inner = textAfterKeyword(ctx.sql, 'as');
-  const innerAnalysis = ctx.analyzeInner(s.query ?? { SelectStmt: {} }, inner.sql, ctx.location + inner.offset);
+  const innerAnalysis = ctx.analyzeInner(
+    s.query ?? { SelectStmt: {} },
+    inner.sql,
+    ctx.location + inner.offset,
+  );
   return {
     kind: 'prepare',
     ...baseOf(ctx, collect(node)),
@@ -143,13 +166,17 @@ export function analyzeDiscard(ctx: StatementContext, target: string | undefined
   };
 }
 
-export function analyzeVacuum(ctx: StatementContext, node: Node, s: VacuumStmt): MaintenanceAnalysis {
+export function analyzeVacuum(
+  ctx: StatementContext,
+  node: Node,
+  s: VacuumStmt,
+): MaintenanceAnalysis {
   const targets = new Set<object>();
-  for (const r of s.rels ?? []) if ('VacuumRelation' in r && r.VacuumRelation.relation) targets.add(r.VacuumRelation.relation);
+  for (const r of s.rels ?? [])
+    if ('VacuumRelation' in r && r.VacuumRelation.relation) targets.add(r.VacuumRelation.relation);
   return {
     kind: s.is_vacuumcmd === true ? 'vacuum' : 'analyze',
     ...baseOf(ctx, collect(node, { targets, top: targets })),
     options: defElems(s.options).map((d) => d.name.toLowerCase()),
   };
 }
-

@@ -243,17 +243,58 @@ export interface CopyToAnalysis extends AnalysisBase {
 }
 
 export type DdlCommand =
-  | 'create_table' | 'create_table_as' | 'create_materialized_view' | 'refresh_materialized_view'
-  | 'alter_table' | 'truncate' | 'create_index' | 'reindex' | 'create_schema' | 'create_type'
-  | 'alter_type' | 'create_domain' | 'create_extension' | 'alter_extension' | 'create_view'
-  | 'create_sequence' | 'alter_sequence' | 'create_function' | 'alter_function' | 'create_trigger'
-  | 'create_policy' | 'alter_policy' | 'create_rule' | 'create_statistics' | 'define'
-  | 'rename' | 'alter_object_schema' | 'alter_owner' | 'comment' | 'grant' | 'revoke'
-  | 'grant_role' | 'revoke_role' | 'alter_default_privileges' | 'create_role' | 'alter_role'
-  | 'drop_role' | 'create_database' | 'drop_database' | 'alter_database' | 'create_publication'
-  | 'alter_publication' | 'create_subscription' | 'alter_subscription' | 'drop_subscription'
-  | 'create_cast' | 'create_tablespace' | 'drop_tablespace' | 'security_label' | 'drop_owned'
-  | 'reassign_owned' | 'cluster'
+  | 'create_table'
+  | 'create_table_as'
+  | 'create_materialized_view'
+  | 'refresh_materialized_view'
+  | 'alter_table'
+  | 'truncate'
+  | 'create_index'
+  | 'reindex'
+  | 'create_schema'
+  | 'create_type'
+  | 'alter_type'
+  | 'create_domain'
+  | 'create_extension'
+  | 'alter_extension'
+  | 'create_view'
+  | 'create_sequence'
+  | 'alter_sequence'
+  | 'create_function'
+  | 'alter_function'
+  | 'create_trigger'
+  | 'create_policy'
+  | 'alter_policy'
+  | 'create_rule'
+  | 'create_statistics'
+  | 'define'
+  | 'rename'
+  | 'alter_object_schema'
+  | 'alter_owner'
+  | 'comment'
+  | 'grant'
+  | 'revoke'
+  | 'grant_role'
+  | 'revoke_role'
+  | 'alter_default_privileges'
+  | 'create_role'
+  | 'alter_role'
+  | 'drop_role'
+  | 'create_database'
+  | 'drop_database'
+  | 'alter_database'
+  | 'create_publication'
+  | 'alter_publication'
+  | 'create_subscription'
+  | 'alter_subscription'
+  | 'drop_subscription'
+  | 'create_cast'
+  | 'create_tablespace'
+  | 'drop_tablespace'
+  | 'security_label'
+  | 'drop_owned'
+  | 'reassign_owned'
+  | 'cluster'
   /** DROP of any object type: `drop_table`, `drop_index`, `drop_view`, `drop_schema`, `drop_type`, ... */
   | `drop_${string}`;
 
@@ -279,7 +320,13 @@ export interface ConstraintDefinition {
   readonly name: string | undefined;
   /** Constrained columns (for a column constraint: that column). Empty for CHECK. */
   readonly columns: readonly string[];
-  readonly references: { readonly schema: string | undefined; readonly name: string; readonly columns: readonly string[] } | undefined;
+  readonly references:
+    | {
+        readonly schema: string | undefined;
+        readonly name: string;
+        readonly columns: readonly string[];
+      }
+    | undefined;
 }
 
 export interface CreateTableInfo {
@@ -312,8 +359,15 @@ export interface DdlAnalysis extends AnalysisBase {
 }
 
 export type TransactionAction =
-  | 'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollback_to'
-  | 'prepare_transaction' | 'commit_prepared' | 'rollback_prepared';
+  | 'begin'
+  | 'commit'
+  | 'rollback'
+  | 'savepoint'
+  | 'release'
+  | 'rollback_to'
+  | 'prepare_transaction'
+  | 'commit_prepared'
+  | 'rollback_prepared';
 
 export interface TransactionAnalysis extends AnalysisBase {
   readonly kind: 'transaction';
@@ -336,7 +390,8 @@ export interface SetAnalysis extends AnalysisBase {
    * `set_multi` (SET TRANSACTION ..., SET SESSION CHARACTERISTICS ...), `set_current`
    * (SET name FROM CURRENT), `set_constraints` (SET CONSTRAINTS, transaction-scoped).
    */
-  readonly action: 'set' | 'set_default' | 'reset' | 'reset_all' | 'set_multi' | 'set_current' | 'set_constraints';
+  readonly action:
+    'set' | 'set_default' | 'reset' | 'reset_all' | 'set_multi' | 'set_current' | 'set_constraints';
   /** Setting name, lower-case (`search_path`, `timezone`, `role`, `session_authorization`, `transaction`). */
   readonly name: string | undefined;
   readonly isLocal: boolean;

@@ -16,5 +16,6 @@ const cases: Array<[string, (string | null)[] | undefined]> = [
   ['{"unterminated}', undefined],
 ];
 for (const [input, expected] of cases) {
-  test(`parseArrayLiteral(${JSON.stringify(input)})`, () => assert.deepEqual(parseArrayLiteral(input), expected));
+  test(`parseArrayLiteral(${JSON.stringify(input)})`, () =>
+    assert.deepEqual(parseArrayLiteral(input), expected));
 }

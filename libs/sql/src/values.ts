@@ -12,7 +12,8 @@ function constText(c: A_Const): { text: string | null; literal: LiteralKind } {
     // The grammar makes integers beyond int4 range Float nodes; they are still integers.
     return { text, literal: /^[-+]?\d+$/.test(text) ? 'integer' : 'numeric' };
   }
-  if (c.boolval !== undefined) return { text: c.boolval.boolval === true ? 'true' : 'false', literal: 'boolean' };
+  if (c.boolval !== undefined)
+    return { text: c.boolval.boolval === true ? 'true' : 'false', literal: 'boolean' };
   if (c.sval !== undefined) return { text: c.sval.sval ?? '', literal: 'string' };
   if (c.bsval !== undefined) return { text: c.bsval.bsval ?? '', literal: 'bitstring' };
   return { text: null, literal: 'null' };
@@ -32,7 +33,12 @@ export function pinValueOf(node: Node | undefined, typeName?: string): PinValue 
     return { kind: 'const', text, literal, typeName } satisfies ConstValue;
   }
   if ('ParamRef' in node) {
-    return { kind: 'param', index: (node.ParamRef.number ?? 1) - 1, isArray: false, typeName } satisfies ParamValue;
+    return {
+      kind: 'param',
+      index: (node.ParamRef.number ?? 1) - 1,
+      isArray: false,
+      typeName,
+    } satisfies ParamValue;
   }
   if ('TypeCast' in node) {
     // The outermost cast is the type the comparison sees.
@@ -40,11 +46,22 @@ export function pinValueOf(node: Node | undefined, typeName?: string): PinValue 
   }
   if ('A_Expr' in node) {
     const e = node.A_Expr;
-    const op = e.name?.length === 1 && e.name[0] !== undefined && 'String' in e.name[0] ? e.name[0].String.sval : undefined;
+    const op =
+      e.name?.length === 1 && e.name[0] !== undefined && 'String' in e.name[0]
+        ? e.name[0].String.sval
+        : undefined;
     if (e.kind === 'AEXPR_OP' && e.lexpr === undefined && (op === '-' || op === '+')) {
       const inner = pinValueOf(e.rexpr);
-      if (inner?.kind === 'const' && (inner.literal === 'integer' || inner.literal === 'numeric') && inner.text !== null) {
-        return { ...inner, text: op === '-' ? negate(inner.text) : inner.text, typeName: typeName ?? inner.typeName };
+      if (
+        inner?.kind === 'const' &&
+        (inner.literal === 'integer' || inner.literal === 'numeric') &&
+        inner.text !== null
+      ) {
+        return {
+          ...inner,
+          text: op === '-' ? negate(inner.text) : inner.text,
+          typeName: typeName ?? inner.typeName,
+        };
       }
     }
   }
@@ -69,21 +86,29 @@ export function anyValuesOf(node: Node | undefined): PinValue[] | undefined {
     typeName ??= typeNameText(n.TypeCast.typeName);
     n = n.TypeCast.arg;
   }
-  if ('ParamRef' in n) return [{ kind: 'param', index: (n.ParamRef.number ?? 1) - 1, isArray: true, typeName }];
+  if ('ParamRef' in n)
+    return [{ kind: 'param', index: (n.ParamRef.number ?? 1) - 1, isArray: true, typeName }];
   const elementType = typeName?.endsWith('[]') === true ? typeName.slice(0, -2) : undefined;
   if ('A_ArrayExpr' in n) {
     const out: PinValue[] = [];
     for (const el of n.A_ArrayExpr.elements ?? []) {
       const v = pinValueOf(el);
       if (v === undefined) return undefined;
-      out.push(v.typeName === undefined && elementType !== undefined ? { ...v, typeName: elementType } : v);
+      out.push(
+        v.typeName === undefined && elementType !== undefined ? { ...v, typeName: elementType } : v,
+      );
     }
     return out;
   }
   if ('A_Const' in n && n.A_Const.sval !== undefined) {
     const items = parseArrayLiteral(n.A_Const.sval.sval ?? '');
     if (items === undefined) return undefined;
-    return items.map((text) => ({ kind: 'const', text, literal: text === null ? 'null' : 'string', typeName: elementType }));
+    return items.map((text) => ({
+      kind: 'const',
+      text,
+      literal: text === null ? 'null' : 'string',
+      typeName: elementType,
+    }));
   }
   return undefined;
 }

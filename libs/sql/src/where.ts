@@ -65,7 +65,13 @@ export class Scope {
   }
 
   private addOpaque(alias: string | undefined): void {
-    this.items.push({ refName: alias, schema: undefined, relname: undefined, hasAlias: true, tableIndex: undefined });
+    this.items.push({
+      refName: alias,
+      schema: undefined,
+      relname: undefined,
+      hasAlias: true,
+      tableIndex: undefined,
+    });
     this.rangeVarOrder.push(undefined);
   }
 
@@ -89,14 +95,18 @@ export class Scope {
       if (this.items.length === 1) {
         const only = this.items[0];
         if (only === undefined) return undefined;
-        return { at: { table: only.refName, tableIndex: only.tableIndex, column }, ambiguous: false };
+        return {
+          at: { table: only.refName, tableIndex: only.tableIndex, column },
+          ambiguous: false,
+        };
       }
       return { at: { table: undefined, tableIndex: undefined, column }, ambiguous: true };
     }
     const table = fields[fields.length - 2];
     const schema = fields.length >= 3 ? fields[fields.length - 3] : undefined;
     const matches = this.items.filter(
-      (it) => it.refName === table && (schema === undefined || (!it.hasAlias && it.schema === schema)),
+      (it) =>
+        it.refName === table && (schema === undefined || (!it.hasAlias && it.schema === schema)),
     );
     const found = matches.length === 1 ? matches[0] : undefined;
     if (found === undefined) return undefined;
@@ -106,12 +116,15 @@ export class Scope {
   /** For `JOIN ... USING (col)`: the item supplying `col` on one side of a join. */
   usingSide(side: Node | undefined, column: string): ColumnAt | undefined {
     if (side === undefined) return undefined;
-    if ('RangeVar' in side) return this.resolve([side.RangeVar.alias?.aliasname ?? side.RangeVar.relname ?? '', column])?.at;
+    if ('RangeVar' in side)
+      return this.resolve([side.RangeVar.alias?.aliasname ?? side.RangeVar.relname ?? '', column])
+        ?.at;
     if ('JoinExpr' in side) {
       const j = side.JoinExpr;
       if (j.alias !== undefined) return undefined;
       // A merged USING column: equal to the left side's (for outer joins, COALESCE: give up).
-      if (stringList(j.usingClause).includes(column) && this.joinTypeOf(j) === 'inner') return this.usingSide(j.larg, column);
+      if (stringList(j.usingClause).includes(column) && this.joinTypeOf(j) === 'inner')
+        return this.usingSide(j.larg, column);
       return undefined;
     }
     if ('RangeSubselect' in side && side.RangeSubselect.alias?.aliasname !== undefined) {
@@ -171,7 +184,8 @@ export function whereFacts(scope: Scope, where: Node | undefined, isCurrentOf = 
     for (const column of stringList(j.usingClause)) {
       const left = scope.usingSide(j.larg, column);
       const right = scope.usingSide(j.rarg, column);
-      if (left !== undefined && right !== undefined) equalities.push({ left, right, via: 'using', joinType });
+      if (left !== undefined && right !== undefined)
+        equalities.push({ left, right, via: 'using', joinType });
     }
   }
 
@@ -203,7 +217,8 @@ export function whereFacts(scope: Scope, where: Node | undefined, isCurrentOf = 
       else if (rf !== undefined) addPin(pins, scope, rf, pinValueOf(a.lexpr), c.via);
     } else if (a.kind === 'AEXPR_IN' && pinAllowed) {
       const lf = columnFields(a.lexpr);
-      const list = a.rexpr !== undefined && 'List' in a.rexpr ? (a.rexpr.List.items ?? []) : undefined;
+      const list =
+        a.rexpr !== undefined && 'List' in a.rexpr ? (a.rexpr.List.items ?? []) : undefined;
       if (lf === undefined || list === undefined) continue;
       const values: PinValue[] = [];
       let known = true;
@@ -229,11 +244,23 @@ export function whereFacts(scope: Scope, where: Node | undefined, isCurrentOf = 
   };
 }
 
-function addPin(pins: KeyPin[], scope: Scope, fields: string[], value: PinValue | undefined, via: 'where' | 'on'): void {
+function addPin(
+  pins: KeyPin[],
+  scope: Scope,
+  fields: string[],
+  value: PinValue | undefined,
+  via: 'where' | 'on',
+): void {
   if (value !== undefined) addPinValues(pins, scope, fields, [value], via);
 }
 
-function addPinValues(pins: KeyPin[], scope: Scope, fields: string[], values: PinValue[], via: 'where' | 'on'): void {
+function addPinValues(
+  pins: KeyPin[],
+  scope: Scope,
+  fields: string[],
+  values: PinValue[],
+  via: 'where' | 'on',
+): void {
   const resolved = scope.resolve(fields);
   if (resolved === undefined) return;
   const matchesNothing = values.every((v) => v.kind === 'const' && v.text === null);

@@ -8,7 +8,9 @@ test('a server starts with the node settings, answers, and is removed on dispose
   try {
     const rows = await pg.query<{ wal_level: string }>('show wal_level');
     assert.equal(rows[0]?.wal_level, 'logical');
-    const [mpt] = await pg.query<{ max_prepared_transactions: string }>('show max_prepared_transactions');
+    const [mpt] = await pg.query<{ max_prepared_transactions: string }>(
+      'show max_prepared_transactions',
+    );
     assert.ok(Number(mpt?.max_prepared_transactions) > 0);
     const [listen] = await pg.query<{ listen_addresses: string }>('show listen_addresses');
     assert.equal(listen?.listen_addresses, '127.0.0.1');

@@ -1,7 +1,15 @@
 // Real, throwaway PostgreSQL servers for tests, benches and soak runs: each in its own temp
 // directory on a random free port, removed when stopped, at exit, or by the next run if this
 // process died without cleaning up.
-import { mkdirSync, rmSync, writeFileSync, existsSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import {
+  mkdirSync,
+  rmSync,
+  writeFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -37,7 +45,11 @@ export interface PgServer {
   /** postgresql://postgres@127.0.0.1:PORT/DB */
   url(database?: string, user?: string): string;
   /** Runs one statement on a fresh connection (database `postgres` unless given). */
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[], database?: string): Promise<R[]>;
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    sql: string,
+    params?: unknown[],
+    database?: string,
+  ): Promise<R[]>;
   /** A connected client the caller must end(). */
   connect(database?: string): Promise<pg.Client>;
   /** Stops the server (default fast shutdown); the data directory stays until dispose(). */
@@ -101,7 +113,9 @@ function sweepOrphans(): void {
 /** One initdb per machine and Postgres version; every server starts from a copy of it. */
 function templateDir(): string {
   const binDir = findPgBinDir();
-  const version = execFileSync(join(binDir, 'postgres'), ['--version'], { encoding: 'utf8' }).trim();
+  const version = execFileSync(join(binDir, 'postgres'), ['--version'], {
+    encoding: 'utf8',
+  }).trim();
   const key = /\d+(\.\d+)?/.exec(version)?.[0] ?? 'pg';
   const dir = join(ROOT, `template-${key}`);
   if (existsSync(join(dir, 'PG_VERSION'))) return dir;
@@ -150,7 +164,8 @@ export async function startPostgres(opts: PostgresOptions = {}): Promise<PgServe
     }
   }
 
-  const url = (database = 'postgres', user = 'postgres') => `postgresql://${user}@127.0.0.1:${port}/${database}`;
+  const url = (database = 'postgres', user = 'postgres') =>
+    `postgresql://${user}@127.0.0.1:${port}/${database}`;
   const server: PgServer = {
     name,
     host: '127.0.0.1',
@@ -186,7 +201,12 @@ export async function startPostgres(opts: PostgresOptions = {}): Promise<PgServe
 }
 
 /** Starts `n` servers in parallel. */
-export async function startPostgresCluster(n: number, opts: PostgresOptions = {}): Promise<PgServer[]> {
+export async function startPostgresCluster(
+  n: number,
+  opts: PostgresOptions = {},
+): Promise<PgServer[]> {
   const base = opts.name ?? 'node';
-  return Promise.all(Array.from({ length: n }, (_, i) => startPostgres({ ...opts, name: `${base}${i}` })));
+  return Promise.all(
+    Array.from({ length: n }, (_, i) => startPostgres({ ...opts, name: `${base}${i}` })),
+  );
 }
