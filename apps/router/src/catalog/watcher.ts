@@ -1,0 +1,143 @@
+// Keeps the router's catalog current: registers with the coordinator, watches its catalog stream,
+// builds and validates a RoutingCatalog for each epoch, swaps it in whole, and acknowledges the
+// epoch. While the coordinator is away it keeps the last good catalog and reconnects with backoff.
+import { CatalogService, RouterService, createClient, type Catalog } from '@tessera/proto';
+import type { Logger } from '@tessera/telemetry';
+import type { RoutingCatalog } from '../routing/catalog-view.js';
+import { buildRoutingCatalog } from './routing-catalog.js';
+
+export interface WatcherOptions {
+  coordinator: string;
+  routerId: string;
+  /** Address clients use to reach this router (registered with the coordinator). */
+  address: string;
+  token?: string | undefined;
+  log: Logger;
+  /** Called after each swap (pool retirement, metrics). */
+  onSwap?: (catalog: RoutingCatalog) => void;
+}
+
+const BACKOFF_MIN_MS = 100;
+const BACKOFF_MAX_MS = 5000;
+const HEARTBEAT_MS = 5000;
+
+export class CatalogWatcher {
+  /** The one reference routing reads: replaced whole, never changed in place. */
+  private current: RoutingCatalog | undefined;
+  private readonly abort = new AbortController();
+  private readonly catalogClient;
+  private readonly routerClient;
+  private readonly firstCatalog: Promise<void>;
+  private resolveFirst!: () => void;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: WatcherOptions) {
+    const clientOpts =
+      opts.token !== undefined ? { token: opts.token, deadlineMs: 5000 } : { deadlineMs: 5000 };
+    this.catalogClient = createClient(CatalogService, opts.coordinator, clientOpts);
+    this.routerClient = createClient(RouterService, opts.coordinator, {
+      ...clientOpts,
+      channel: this.catalogClient.grpcClient,
+    });
+    this.firstCatalog = new Promise((resolve) => (this.resolveFirst = resolve));
+  }
+
+  get catalog(): RoutingCatalog | undefined {
+    return this.current;
+  }
+
+  /** Resolves once a valid catalog is in use (or never, if none arrives). */
+  ready(): Promise<void> {
+    return this.firstCatalog;
+  }
+
+  start(): void {
+    void this.loop();
+    this.heartbeat = setInterval(() => void this.ack(), HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  private async loop(): Promise<void> {
+    let backoff = BACKOFF_MIN_MS;
+    while (!this.stopped) {
+      try {
+        await this.routerClient.registerRouter(
+          { id: this.opts.routerId, address: this.opts.address },
+          { signal: this.abort.signal },
+        );
+        const after = this.current?.epoch ?? 0n;
+        for await (const catalog of this.catalogClient.watchCatalog(
+          { afterEpoch: after },
+          { signal: this.abort.signal },
+        )) {
+          backoff = BACKOFF_MIN_MS;
+          this.swap(catalog);
+        }
+        if (!this.stopped)
+          this.opts.log.warn('the coordinator ended the catalog stream; reconnecting');
+      } catch (e) {
+        if (this.stopped) return;
+        this.opts.log.warn(
+          { err: (e as Error).message, retryInMs: backoff },
+          'catalog watch failed; serving the last catalog and retrying',
+        );
+      }
+      await sleep(backoff, this.abort.signal);
+      backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+    }
+  }
+
+  private swap(catalog: Catalog): void {
+    if (this.current !== undefined && catalog.epoch <= this.current.epoch) return;
+    let next: RoutingCatalog;
+    try {
+      next = buildRoutingCatalog(catalog);
+    } catch (e) {
+      this.opts.log.error(
+        { epoch: String(catalog.epoch), err: (e as Error).message },
+        'REFUSED an invalid catalog; still routing by the previous one',
+      );
+      return;
+    }
+    this.current = next;
+    this.opts.log.info(
+      { epoch: String(next.epoch), nodes: next.nodes.length },
+      'catalog swapped in',
+    );
+    this.opts.onSwap?.(next);
+    this.resolveFirst();
+    void this.ack();
+  }
+
+  private async ack(): Promise<void> {
+    const c = this.current;
+    if (!c || this.stopped) return;
+    try {
+      await this.routerClient.ackEpoch({ routerId: this.opts.routerId, epoch: c.epoch });
+    } catch (e) {
+      this.opts.log.debug({ err: (e as Error).message }, 'epoch acknowledgement failed');
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.abort.abort();
+    this.catalogClient.close();
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,57 @@
+// Configuration: defaults, flags over environment, one sentence for anything wrong; and the
+// binary exits 2 on a bad flag.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { parseConfig } from './config.js';
+import { ConfigError } from './errors.js';
+
+describe('parseConfig', () => {
+  test('defaults', () => {
+    const p = parseConfig([], {});
+    assert.equal(p.help, false);
+    if (p.help) return;
+    assert.equal(p.config.listen, '127.0.0.1:6432');
+    assert.equal(p.config.coordinator, '127.0.0.1:7400');
+    assert.equal(p.config.poolSize, 20);
+    assert.equal(p.config.poolMode, 'transaction');
+    assert.equal(p.config.maxClients, 1000);
+    assert.equal(p.config.auth, 'trust');
+  });
+
+  test('flags win over the environment', () => {
+    const p = parseConfig(['--pool-size', '7', '--pool-mode=session'], {
+      TESSERA_POOL_SIZE: '3',
+      TESSERA_MAX_CLIENTS: '9',
+      TESSERA_NODE_PASSWORD: 'pw',
+    });
+    assert.ok(!p.help);
+    if (p.help) return;
+    assert.equal(p.config.poolSize, 7);
+    assert.equal(p.config.poolMode, 'session');
+    assert.equal(p.config.maxClients, 9);
+    assert.equal(p.config.nodePassword, 'pw');
+  });
+
+  test('bad values are one sentence', () => {
+    assert.throws(() => parseConfig(['--pool-mode', 'statement'], {}), ConfigError);
+    assert.throws(() => parseConfig(['--listen', 'nowhere'], {}), /host:port/);
+    assert.throws(() => parseConfig(['--pool-size', '0'], {}), /between 1/);
+    assert.throws(() => parseConfig(['--bogus'], {}), /unknown argument/);
+    assert.throws(() => parseConfig(['--auth', 'md5'], {}), /trust or scram/);
+    assert.deepEqual(parseConfig(['--help'], {}), { help: true });
+  });
+
+  test('the binary exits 2 with one line on bad configuration', () => {
+    const r = spawnSync(
+      process.execPath,
+      ['--conditions=development', '--import', 'tsx', 'src/main.ts', '--pool-mode', 'x'],
+      { encoding: 'utf8', cwd: new URL('..', import.meta.url).pathname },
+    );
+    assert.equal(r.status, 2);
+    assert.match(
+      r.stderr,
+      /^tessera-router: --pool-mode must be transaction or session, not "x"\n$/,
+    );
+  });
+});

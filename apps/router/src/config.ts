@@ -1,0 +1,170 @@
+// The router's configuration from flags and TESSERA_* environment variables (flags win).
+// Everything wrong with it becomes a ConfigError with one sentence; main.ts prints it and exits 2.
+import { parseAddress } from '@tessera/proto';
+import { ConfigError } from './errors.js';
+
+export type PoolMode = 'transaction' | 'session';
+export type AuthMode = 'trust' | 'scram';
+
+export interface RouterConfig {
+  /** host:port clients connect to (port 0 = a free one). */
+  listen: string;
+  /** host:port of the coordinator's gRPC server. */
+  coordinator: string;
+  /** Port of the Prometheus endpoint (0 = a free one), bound on the listen host. */
+  metricsPort: number;
+  /** Backends per (node, database, user). */
+  poolSize: number;
+  poolMode: PoolMode;
+  maxClients: number;
+  auth: AuthMode;
+  /** Stable identity registered with the coordinator; defaults to router-<host>-<port>. */
+  routerId?: string | undefined;
+  /** Password the router uses when a node asks one (service login); never logged. */
+  nodePassword?: string | undefined;
+  /** Bearer token for the coordinator, when it listens off loopback. */
+  token?: string | undefined;
+  /** How long a client waits for a free backend before it gets an error. */
+  acquireTimeoutMs: number;
+  /** How long a new connection may take to log in (Postgres' authentication_timeout). */
+  loginTimeoutMs: number;
+}
+
+export const USAGE = `Usage: tessera-router [flags]
+
+Speaks the PostgreSQL wire protocol to applications and routes each statement to the node that
+owns its rows, by the catalog it watches on the coordinator.
+
+Flags (each also read from the environment variable shown):
+  --listen HOST:PORT        TESSERA_LISTEN          client address (default 127.0.0.1:6432)
+  --coordinator HOST:PORT   TESSERA_COORDINATOR     coordinator gRPC address (default 127.0.0.1:7400)
+  --metrics-port PORT       TESSERA_METRICS_PORT    Prometheus /metrics port (default 6433, 0 = random)
+  --pool-size N             TESSERA_POOL_SIZE       backends per node, database and user (default 20)
+  --pool-mode MODE          TESSERA_POOL_MODE       transaction (default) or session
+  --max-clients N           TESSERA_MAX_CLIENTS     client connections accepted at once (default 1000)
+  --auth MODE               TESSERA_AUTH            trust (default) or scram
+  --router-id ID            TESSERA_ROUTER_ID       identity registered with the coordinator
+  --acquire-timeout-ms MS   TESSERA_ACQUIRE_TIMEOUT_MS  wait for a free backend (default 30000)
+                            TESSERA_NODE_PASSWORD   password for nodes that ask one
+                            TESSERA_ADMIN_TOKEN     bearer token for the coordinator
+  --help                                            print this text
+`;
+
+type ValueKey =
+  | 'listen'
+  | 'coordinator'
+  | 'metricsPort'
+  | 'poolSize'
+  | 'poolMode'
+  | 'maxClients'
+  | 'auth'
+  | 'routerId'
+  | 'acquireTimeoutMs';
+
+const FLAGS: Record<string, { env: string; key: ValueKey }> = {
+  '--listen': { env: 'TESSERA_LISTEN', key: 'listen' },
+  '--coordinator': { env: 'TESSERA_COORDINATOR', key: 'coordinator' },
+  '--metrics-port': { env: 'TESSERA_METRICS_PORT', key: 'metricsPort' },
+  '--pool-size': { env: 'TESSERA_POOL_SIZE', key: 'poolSize' },
+  '--pool-mode': { env: 'TESSERA_POOL_MODE', key: 'poolMode' },
+  '--max-clients': { env: 'TESSERA_MAX_CLIENTS', key: 'maxClients' },
+  '--auth': { env: 'TESSERA_AUTH', key: 'auth' },
+  '--router-id': { env: 'TESSERA_ROUTER_ID', key: 'routerId' },
+  '--acquire-timeout-ms': { env: 'TESSERA_ACQUIRE_TIMEOUT_MS', key: 'acquireTimeoutMs' },
+};
+
+export type ParsedArgs = { help: true } | { help: false; config: RouterConfig };
+
+/** Parses argv (without node and script) and the environment. Throws ConfigError. */
+export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedArgs {
+  const raw = new Map<ValueKey, string>();
+  for (const spec of Object.values(FLAGS)) {
+    const v = env[spec.env];
+    if (v !== undefined && v !== '') raw.set(spec.key, v);
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') return { help: true };
+    const eq = arg.indexOf('=');
+    const name = eq >= 0 ? arg.slice(0, eq) : arg;
+    const spec = FLAGS[name];
+    if (!spec) throw new ConfigError(`unknown argument "${arg}"; run with --help to see the flags`);
+    let value: string | undefined;
+    if (eq >= 0) value = arg.slice(eq + 1);
+    else {
+      value = argv[++i];
+      if (value === undefined) throw new ConfigError(`flag ${name} needs a value`);
+    }
+    raw.set(spec.key, value);
+  }
+  return { help: false, config: validate(raw, env) };
+}
+
+function validate(raw: Map<ValueKey, string>, env: NodeJS.ProcessEnv): RouterConfig {
+  const listen = address(raw.get('listen') ?? '127.0.0.1:6432', '--listen');
+  const coordinator = address(raw.get('coordinator') ?? '127.0.0.1:7400', '--coordinator');
+  const poolMode = raw.get('poolMode') ?? 'transaction';
+  if (poolMode !== 'transaction' && poolMode !== 'session') {
+    throw new ConfigError(`--pool-mode must be transaction or session, not "${poolMode}"`);
+  }
+  const auth = raw.get('auth') ?? 'trust';
+  if (auth !== 'trust' && auth !== 'scram')
+    throw new ConfigError(`--auth must be trust or scram, not "${auth}"`);
+  const nonEmpty = (v: string | undefined): string | undefined =>
+    v === undefined || v === '' ? undefined : v;
+  return {
+    listen,
+    coordinator,
+    metricsPort: integer(raw, 'metricsPort', '--metrics-port', 6433, 0, 65535),
+    poolSize: integer(raw, 'poolSize', '--pool-size', 20, 1, 10_000),
+    poolMode,
+    maxClients: integer(raw, 'maxClients', '--max-clients', 1000, 1, 1_000_000),
+    auth,
+    routerId: nonEmpty(raw.get('routerId')),
+    nodePassword: nonEmpty(env['TESSERA_NODE_PASSWORD']),
+    token: nonEmpty(env['TESSERA_ADMIN_TOKEN']),
+    acquireTimeoutMs: integer(
+      raw,
+      'acquireTimeoutMs',
+      '--acquire-timeout-ms',
+      30_000,
+      1,
+      3_600_000,
+    ),
+    loginTimeoutMs: 60_000,
+  };
+}
+
+function address(text: string, flag: string): string {
+  try {
+    parseAddress(text);
+  } catch {
+    throw new ConfigError(`${flag} "${text}" is not of the form host:port`);
+  }
+  return text;
+}
+
+function integer(
+  raw: Map<ValueKey, string>,
+  key: ValueKey,
+  flag: string,
+  def: number,
+  min: number,
+  max: number,
+): number {
+  const text = raw.get(key);
+  if (text === undefined) return def;
+  if (!/^\d+$/.test(text.trim()))
+    throw new ConfigError(`${flag} must be a whole number, not "${text}"`);
+  const n = Number(text.trim());
+  if (n < min || n > max)
+    throw new ConfigError(`${flag} must be between ${min} and ${max}, not ${n}`);
+  return n;
+}
+
+/** Defaults for programmatic use (tests, `tessera up`): every field filled in. */
+export function defaultConfig(overrides: Partial<RouterConfig> = {}): RouterConfig {
+  const parsed = parseConfig([], {});
+  if (parsed.help) throw new Error('unreachable');
+  return { ...parsed.config, ...overrides };
+}

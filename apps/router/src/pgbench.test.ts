@@ -1,0 +1,150 @@
+// pgbench through the router: the pgbench tables declared sharded by bid in one keyspace,
+// created by `pgbench -i -I dt` and keyed by `-I p`, data loaded with COPY through the router,
+// then `pgbench -M prepared -c 16 -T 20` with a TPC-B-like script that keeps each transaction
+// inside one branch: no failed transaction, and the balances add up on the nodes.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
+import postgres from 'postgres';
+import { KeyType } from '@tessera/proto';
+import { startTestCluster, type TestCluster } from './testing/cluster.js';
+
+const run = promisify(execFile);
+const BIN = '/usr/lib/postgresql/15/bin';
+const SCALE = 4;
+const ACCOUNTS_PER_BRANCH = 20_000;
+const SECONDS = Number(process.env['TESSERA_PGBENCH_SECONDS'] ?? 20);
+let c: TestCluster;
+
+const SCRIPT = `\\set bid random(1, ${SCALE})
+\\set aid (:bid - 1) * ${ACCOUNTS_PER_BRANCH} + random(1, ${ACCOUNTS_PER_BRANCH})
+\\set tid (:bid - 1) * 10 + random(1, 10)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid AND bid = :bid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid AND bid = :bid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid AND bid = :bid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+`;
+
+before(async () => {
+  c = await startTestCluster({
+    keyspaces: [{ name: 'bench', keyType: KeyType.INT, ranges: 4 }],
+    tables: ['pgbench_accounts', 'pgbench_tellers', 'pgbench_history', 'pgbench_branches'].map(
+      (name) => ({ name, kind: 'sharded' as const, keyspace: 'bench', keyColumn: 'bid' }),
+    ),
+    router: { poolSize: 20 },
+  });
+});
+after(async () => {
+  await c?.dispose();
+});
+
+async function pgbench(args: string[]): Promise<string> {
+  const { stdout, stderr } = await run(
+    `${BIN}/pgbench`,
+    ['-h', '127.0.0.1', '-p', String(c.router.port), '-U', 'postgres', ...args, 'postgres'],
+    {
+      env: { ...process.env, PGCONNECT_TIMEOUT: '10' },
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  return stdout + stderr;
+}
+
+async function copyRows(
+  sql: postgres.Sql,
+  statement: string,
+  rows: (i: number) => string,
+  n: number,
+): Promise<void> {
+  const gen = async function* () {
+    for (let k = 0; k < n; k += 5000) {
+      let chunk = '';
+      for (let j = k; j < Math.min(n, k + 5000); j++) chunk += rows(j);
+      yield chunk;
+    }
+  };
+  await pipeline(Readable.from(gen()), await sql.unsafe(statement).writable());
+}
+
+describe('pgbench', () => {
+  test(
+    'tables by pgbench -i, a TPC-B-like run inside one branch per transaction',
+    { timeout: 180_000 },
+    async (t) => {
+      await pgbench(['-i', '-I', 'dt', '-s', String(SCALE)]);
+      const sql = postgres(c.url(), { max: 1, onnotice: () => undefined });
+      await copyRows(
+        sql,
+        'copy pgbench_branches (bid, bbalance) from stdin',
+        (j) => `${j + 1}\t0\n`,
+        SCALE,
+      );
+      await copyRows(
+        sql,
+        'copy pgbench_tellers (tid, bid, tbalance) from stdin',
+        (j) => `${j + 1}\t${Math.floor(j / 10) + 1}\t0\n`,
+        SCALE * 10,
+      );
+      await copyRows(
+        sql,
+        'copy pgbench_accounts (aid, bid, abalance, filler) from stdin',
+        (j) => `${j + 1}\t${Math.floor(j / ACCOUNTS_PER_BRANCH) + 1}\t0\t\n`,
+        SCALE * ACCOUNTS_PER_BRANCH,
+      );
+      await sql.end();
+      await pgbench(['-i', '-I', 'p', '-s', String(SCALE)]);
+
+      const dir = mkdtempSync(join(tmpdir(), 'tessera-pgbench-'));
+      const script = join(dir, 'tpcb-branch.sql');
+      writeFileSync(script, SCRIPT);
+      const out = await pgbench([
+        '-n',
+        '-M',
+        'prepared',
+        '-c',
+        '16',
+        '-j',
+        '4',
+        '-T',
+        String(SECONDS),
+        '-f',
+        script,
+      ]);
+      const processed = /number of transactions actually processed: (\d+)/.exec(out);
+      const failed = /number of failed transactions: (\d+)/.exec(out);
+      assert.ok(processed && Number(processed[1]) > 0, out);
+      assert.equal(failed?.[1] ?? '0', '0', out);
+      t.diagnostic(
+        `pgbench: ${processed[1]} transactions in ${SECONDS} s; ${/tps = [\d.]+/.exec(out)?.[0] ?? ''}`,
+      );
+
+      let accounts = 0n;
+      let tellers = 0n;
+      let branches = 0n;
+      let history = 0n;
+      for (const server of c.byName.values()) {
+        const [row] = await server.query<{ a: string; t: string; b: string; h: string }>(
+          `select (select coalesce(sum(abalance), 0) from pgbench_accounts) a, (select coalesce(sum(tbalance), 0) from pgbench_tellers) t,
+                (select coalesce(sum(bbalance), 0) from pgbench_branches) b, (select coalesce(sum(delta), 0) from pgbench_history) h`,
+        );
+        accounts += BigInt(row!.a);
+        tellers += BigInt(row!.t);
+        branches += BigInt(row!.b);
+        history += BigInt(row!.h);
+      }
+      assert.equal(accounts, history);
+      assert.equal(tellers, history);
+      assert.equal(branches, history);
+    },
+  );
+});

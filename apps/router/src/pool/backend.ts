@@ -1,0 +1,336 @@
+// One raw protocol connection from the router to a node, logged in as a client's role. Frames are
+// read with one reused FrameReader; while a session uses the backend it is the backend's sink and
+// pulls the frames itself, so responses can be forwarded as views without decoding.
+import { connect, type Socket } from 'node:net';
+import {
+  BackendCode,
+  FrameReader,
+  ScramClient,
+  Writer,
+  decodeAuthentication,
+  decodeBackendKeyData,
+  decodeErrorResponse,
+  decodeParameterStatus,
+  decodeReadyForQuery,
+  writePasswordMessage,
+  writeSASLInitialResponse,
+  writeSASLResponse,
+  writeStartupMessage,
+  type Frame,
+  type NoticeFields,
+  type TransactionStatus,
+} from '@tessera/pg-wire';
+import { createHash } from 'node:crypto';
+import { RouterError, SQLSTATE } from '../errors.js';
+
+export interface BackendTarget {
+  readonly node: string;
+  readonly host: string;
+  readonly port: number;
+  readonly database: string;
+  readonly user: string;
+  /** Used only if the node asks for a password. */
+  readonly password?: string | undefined;
+}
+
+/** What a session registers to receive a backend's frames while it uses it. */
+export interface BackendSink {
+  /** New bytes arrived (`chunk`); pull complete frames with backend.nextFrame(). */
+  onReadable(backend: Backend, chunk: Buffer): void;
+  /** The connection closed or failed; the backend is dead. */
+  onClosed(backend: Backend, error: Error): void;
+}
+
+/** An ErrorResponse a node sent, kept whole so the client sees the node's own fields. */
+export class BackendError extends Error {
+  override readonly name = 'BackendError';
+  readonly sqlstate: string;
+  constructor(readonly fields: NoticeFields) {
+    super(fields.message);
+    this.sqlstate = fields.code;
+  }
+}
+
+let nextId = 1;
+
+export class Backend {
+  readonly id = nextId++;
+  /** The node's own BackendKeyData, for forwarding CancelRequests. */
+  pid = 0;
+  secret = 0;
+  /** ParameterStatus values the node sent at login. */
+  readonly params = new Map<string, string>();
+  /** Server-side names of statements prepared on this connection. */
+  readonly prepared = new Set<string>();
+  /** The client statement record whose text the unnamed statement holds now. */
+  unnamedOwner: object | undefined;
+  /** The session settings script applied here ('' = as logged in). */
+  settingsKey = '';
+  status: TransactionStatus = 'I';
+  dead = false;
+  lastUsedMs = Date.now();
+  private readonly reader = new FrameReader();
+  private sink: BackendSink | undefined;
+  private lastChunk: Buffer | undefined;
+
+  private constructor(
+    readonly target: BackendTarget,
+    private readonly socket: Socket,
+  ) {}
+
+  /** Connects and logs in; rejects with BackendError (the node's refusal) or RouterError 08006. */
+  static connect(target: BackendTarget, timeoutMs: number): Promise<Backend> {
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: target.host, port: target.port });
+      socket.setNoDelay(true);
+      const backend = new Backend(target, socket);
+      let settled = false;
+      const fail = (e: Error): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        backend.dead = true;
+        socket.destroy();
+        reject(
+          e instanceof BackendError || e instanceof RouterError
+            ? e
+            : unreachable(target, e.message),
+        );
+      };
+      const timer = setTimeout(
+        () => fail(unreachable(target, `no answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      let scram: ScramClient | undefined;
+      socket.on('error', fail);
+      socket.on('close', () => fail(unreachable(target, 'the connection closed during login')));
+      socket.on('connect', () => {
+        const params: Record<string, string> = {
+          user: target.user,
+          database: target.database,
+          client_encoding: 'UTF8',
+        };
+        socket.write(writeStartupMessage(new Writer(), params).flush());
+      });
+      const onData = (chunk: Buffer): void => {
+        try {
+          backend.reader.push(chunk);
+          for (let f = backend.reader.next(); f; f = backend.reader.next()) {
+            switch (f.code) {
+              case BackendCode.Authentication: {
+                const auth = decodeAuthentication(f.body);
+                const w = new Writer();
+                switch (auth.type) {
+                  case 'Ok':
+                    break;
+                  case 'CleartextPassword':
+                    socket.write(writePasswordMessage(w, needPassword(target)).flush());
+                    break;
+                  case 'MD5Password': {
+                    const inner = md5(needPassword(target) + target.user);
+                    socket.write(
+                      writePasswordMessage(
+                        w,
+                        'md5' + md5(Buffer.concat([Buffer.from(inner), auth.salt])),
+                      ).flush(),
+                    );
+                    break;
+                  }
+                  case 'SASL':
+                    if (!auth.mechanisms.includes('SCRAM-SHA-256'))
+                      throw unreachable(
+                        target,
+                        'the node offers no SASL mechanism the router speaks',
+                      );
+                    scram = new ScramClient(needPassword(target));
+                    socket.write(
+                      writeSASLInitialResponse(
+                        w,
+                        'SCRAM-SHA-256',
+                        scram.clientFirstMessage(),
+                      ).flush(),
+                    );
+                    break;
+                  case 'SASLContinue':
+                    if (!scram) throw unreachable(target, 'unexpected SASL continue');
+                    socket.write(writeSASLResponse(w, scram.receiveServerFirst(auth.data)).flush());
+                    break;
+                  case 'SASLFinal':
+                    scram?.receiveServerFinal(auth.data);
+                    break;
+                  default:
+                    throw unreachable(
+                      target,
+                      'the node asks for an authentication method the router does not speak',
+                    );
+                }
+                break;
+              }
+              case BackendCode.ParameterStatus: {
+                const p = decodeParameterStatus(f.body);
+                backend.params.set(p.name, p.value);
+                break;
+              }
+              case BackendCode.BackendKeyData: {
+                const k = decodeBackendKeyData(f.body);
+                backend.pid = k.pid;
+                backend.secret = k.secret;
+                break;
+              }
+              case BackendCode.ErrorResponse:
+                throw new BackendError(decodeErrorResponse(f.body));
+              case BackendCode.ReadyForQuery:
+                backend.status = decodeReadyForQuery(f.body);
+                if (settled) return;
+                settled = true;
+                clearTimeout(timer);
+                socket.removeAllListeners();
+                backend.listen();
+                resolve(backend);
+                return;
+              default:
+                // NoticeResponse, NegotiateProtocolVersion: nothing to do at login.
+                break;
+            }
+          }
+        } catch (e) {
+          fail(e as Error);
+        }
+      };
+      socket.on('data', onData);
+    });
+  }
+
+  private listen(): void {
+    this.socket.on('data', (chunk: Buffer) => {
+      this.lastChunk = chunk;
+      try {
+        this.reader.push(chunk);
+      } catch (e) {
+        this.kill(e as Error);
+        return;
+      }
+      if (this.sink) this.sink.onReadable(this, chunk);
+      else this.drainIdle();
+    });
+    this.socket.on('error', (e) => this.kill(e));
+    this.socket.on('close', () => this.kill(new Error('the connection closed')));
+  }
+
+  /** Frames arriving while no session uses the backend: a FATAL (shutdown) kills it. */
+  private drainIdle(): void {
+    try {
+      for (let f = this.reader.next(); f; f = this.reader.next()) {
+        if (f.code === BackendCode.ErrorResponse)
+          this.kill(new BackendError(decodeErrorResponse(f.body)));
+      }
+    } catch (e) {
+      this.kill(e as Error);
+    }
+  }
+
+  private kill(e: Error): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.socket.destroy();
+    const sink = this.sink;
+    this.sink = undefined;
+    sink?.onClosed(this, e);
+  }
+
+  /** The next complete frame received, or undefined. Its body is valid until the next chunk. */
+  nextFrame(): Frame | undefined {
+    return this.reader.next();
+  }
+
+  /** Whether `view` lies in the socket's own chunk (safe to hand to another socket's write). */
+  isStable(view: Buffer): boolean {
+    const c = this.lastChunk;
+    return (
+      c !== undefined &&
+      view.buffer === c.buffer &&
+      view.byteOffset >= c.byteOffset &&
+      view.byteOffset + view.length <= c.byteOffset + c.length
+    );
+  }
+
+  attach(sink: BackendSink): void {
+    this.sink = sink;
+    this.lastUsedMs = Date.now();
+    // Frames may have arrived while idle and been drained; nothing is pending then.
+  }
+
+  detach(): void {
+    this.sink = undefined;
+  }
+
+  /** Writes; false when the socket's buffer is over its mark (await drained()). */
+  write(data: Buffer | readonly Buffer[]): boolean {
+    if (this.dead) return true;
+    if (Array.isArray(data)) {
+      this.socket.cork();
+      let ok = true;
+      for (const b of data) ok = this.socket.write(b);
+      this.socket.uncork();
+      return ok;
+    }
+    return this.socket.write(data as Buffer);
+  }
+
+  drained(): Promise<void> {
+    if (this.dead || !this.socket.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      this.socket.on('drain', done);
+      this.socket.on('close', done);
+    });
+  }
+
+  /** Stops reading (client backpressure) and resumes. */
+  pause(): void {
+    this.socket.pause();
+  }
+
+  resume(): void {
+    this.socket.resume();
+  }
+
+  /** Closes the connection politely. */
+  close(): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.sink = undefined;
+    this.socket.end(Buffer.from([0x58, 0, 0, 0, 4]));
+    this.socket.destroySoon();
+  }
+
+  /** Kills the connection now (a protocol desync, a client that vanished mid-statement). */
+  destroy(reason: string): void {
+    this.kill(new Error(reason));
+  }
+}
+
+function needPassword(target: BackendTarget): string {
+  if (target.password === undefined) {
+    throw new RouterError(
+      SQLSTATE.invalidAuthorization,
+      `node "${target.node}" asks for a password and the router has none (set TESSERA_NODE_PASSWORD)`,
+    );
+  }
+  return target.password;
+}
+
+function md5(data: string | Buffer): string {
+  return createHash('md5').update(data).digest('hex');
+}
+
+function unreachable(target: BackendTarget, why: string): RouterError {
+  return new RouterError(
+    SQLSTATE.connectionFailure,
+    `could not connect to node "${target.node}" (${target.host}:${target.port}): ${why}`,
+  );
+}

@@ -1,0 +1,131 @@
+// A pool of backends for one (node address, database, user): at most `size` connections, idle
+// ones reused most-recently-used first, waiters served in arrival order. A backend that died or
+// is left inside a transaction is never reused.
+import { RouterError, SQLSTATE } from '../errors.js';
+import { Backend, type BackendTarget } from './backend.js';
+
+interface Waiter {
+  resolve(b: Backend): void;
+  reject(e: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/** Statements prepared on one backend before it is replaced rather than grown further. */
+const MAX_PREPARED_PER_BACKEND = 2000;
+
+export class Pool {
+  private readonly idle: Backend[] = [];
+  private readonly waiters: Waiter[] = [];
+  /** Connections open or being opened. */
+  private total = 0;
+  busy = 0;
+  closed = false;
+
+  constructor(
+    readonly target: BackendTarget,
+    readonly size: number,
+    private readonly connectTimeoutMs: number,
+  ) {}
+
+  get idleCount(): number {
+    return this.idle.length;
+  }
+
+  acquire(timeoutMs: number): Promise<Backend> {
+    if (this.closed)
+      return Promise.reject(
+        new RouterError(SQLSTATE.connectionFailure, `node "${this.target.node}" moved; retry`),
+      );
+    for (let b = this.idle.pop(); b; b = this.idle.pop()) {
+      if (b.dead) {
+        this.total--;
+        continue;
+      }
+      this.busy++;
+      return Promise.resolve(b);
+    }
+    if (this.total < this.size) return this.open();
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          const i = this.waiters.indexOf(waiter);
+          if (i >= 0) this.waiters.splice(i, 1);
+          reject(
+            new RouterError(
+              SQLSTATE.tooManyConnections,
+              `no backend connection to node "${this.target.node}" became free within ${timeoutMs} ms (pool size ${this.size})`,
+            ),
+          );
+        }, timeoutMs),
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  private open(): Promise<Backend> {
+    this.total++;
+    this.busy++;
+    return Backend.connect(this.target, this.connectTimeoutMs).catch((e: unknown) => {
+      this.total--;
+      this.busy--;
+      // A waiter may now be able to open its own connection (and see the same error, or not).
+      this.serveWaiter();
+      throw e;
+    });
+  }
+
+  /** Takes a backend back. Dead ones, ones inside a transaction, and bloated ones are closed. */
+  release(b: Backend): void {
+    this.busy--;
+    b.detach();
+    if (b.dead || b.status !== 'I' || this.closed || b.prepared.size > MAX_PREPARED_PER_BACKEND) {
+      if (!b.dead) b.close();
+      this.total--;
+      this.serveWaiter();
+      return;
+    }
+    b.lastUsedMs = Date.now();
+    const w = this.waiters.shift();
+    if (w) {
+      clearTimeout(w.timer);
+      this.busy++;
+      w.resolve(b);
+      return;
+    }
+    this.idle.push(b);
+  }
+
+  private serveWaiter(): void {
+    if (this.waiters.length === 0 || this.total >= this.size || this.closed) return;
+    const w = this.waiters.shift()!;
+    clearTimeout(w.timer);
+    this.open().then(w.resolve, w.reject);
+  }
+
+  /** Closes idle connections unused for `idleMs`. */
+  reap(idleMs: number): void {
+    const cutoff = Date.now() - idleMs;
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      const b = this.idle[i]!;
+      if (b.dead || b.lastUsedMs < cutoff) {
+        this.idle.splice(i, 1);
+        b.close();
+        this.total--;
+      }
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const b of this.idle) b.close();
+    this.total -= this.idle.length;
+    this.idle.length = 0;
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.reject(new RouterError(SQLSTATE.adminShutdown, 'the router is shutting down'));
+    }
+    this.waiters.length = 0;
+  }
+}

@@ -1,0 +1,122 @@
+// startRouter: the listening socket, the catalog watcher, pools, metrics, and one Session per
+// client connection. Programmatic (tests, `tessera up`) and behind main.ts.
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { hostname } from 'node:os';
+import { parseAddress, formatAddress } from '@tessera/proto';
+import { createLogger, createMetrics, startMetricsServer, type Logger } from '@tessera/telemetry';
+import { AnalysisCache, initSqlParser } from '@tessera/sql';
+import { defaultConfig, type RouterConfig } from './config.js';
+import { CatalogWatcher } from './catalog/watcher.js';
+import { Pools } from './pool/pools.js';
+import { routerMetrics } from './metrics.js';
+import { CancelRegistry } from './cancel.js';
+import { Session } from './session/session.js';
+import { RouterError, SQLSTATE } from './errors.js';
+import type { RouterServices } from './services.js';
+import type { RoutingCatalog } from './routing/catalog-view.js';
+
+export interface RunningRouter {
+  readonly port: number;
+  readonly metricsPort: number;
+  /** Resolves once a valid catalog is in use. */
+  ready(): Promise<void>;
+  /** The catalog in use now (tests). */
+  catalog(): RoutingCatalog | undefined;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+}
+
+export async function startRouter(
+  config: Partial<RouterConfig> = {},
+  opts: StartOptions = {},
+): Promise<RunningRouter> {
+  const cfg = defaultConfig(config);
+  const log = opts.logger ?? createLogger('router');
+  await initSqlParser();
+  const { host, port } = parseAddress(cfg.listen);
+  const metrics = createMetrics('router');
+  const pools = new Pools({
+    size: cfg.poolSize,
+    acquireTimeoutMs: cfg.acquireTimeoutMs,
+    connectTimeoutMs: 10_000,
+    nodePassword: cfg.nodePassword,
+  });
+  const rm = routerMetrics(metrics.registry, () => pools.usage());
+  const sessions = new Set<Session>();
+
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const boundPort = (server.address() as AddressInfo).port;
+  const routerId = cfg.routerId ?? `router-${hostname()}-${boundPort}`;
+  const watcher = new CatalogWatcher({
+    coordinator: cfg.coordinator,
+    routerId,
+    address: formatAddress(host, boundPort),
+    token: cfg.token,
+    log,
+    onSwap: (c) => pools.retire(c),
+  });
+  const services: RouterServices = {
+    config: cfg,
+    catalog: () => watcher.catalog,
+    pools,
+    cache: new AnalysisCache(10_000),
+    metrics: rm,
+    log,
+    cancels: new CancelRegistry(),
+  };
+  server.on('connection', (socket: Socket) => {
+    const s = new Session(socket, services, (ended) => {
+      if (sessions.delete(ended)) rm.clientConnections.dec();
+      services.cancels.unregister(ended.pid);
+    });
+    if (sessions.size >= cfg.maxClients) {
+      s.refusal = new RouterError(
+        SQLSTATE.tooManyConnections,
+        'sorry, too many clients already',
+        'FATAL',
+      );
+    } else {
+      sessions.add(s);
+      rm.clientConnections.inc();
+    }
+    void s.run();
+  });
+  watcher.start();
+  const metricsServer = await startMetricsServer(metrics.registry, { host, port: cfg.metricsPort });
+  log.info(
+    {
+      listen: formatAddress(host, boundPort),
+      coordinator: cfg.coordinator,
+      metricsPort: metricsServer.port,
+      poolMode: cfg.poolMode,
+      poolSize: cfg.poolSize,
+    },
+    'router listening',
+  );
+
+  return {
+    port: boundPort,
+    metricsPort: metricsServer.port,
+    ready: () => watcher.ready(),
+    catalog: () => watcher.catalog,
+    async stop() {
+      watcher.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sessions) s.close();
+      });
+      pools.close();
+      await metricsServer.close();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+// What routing decides for one statement: plain data (STYLE.md principle 3), executed by the
+// session. Labels match the `route` label of tessera_router_statements_total.
+import type { KeyspaceView } from './catalog-view.js';
+
+/** Why a statement goes to one node; `flexible` = any node answers alike (prefer one already held). */
+export interface NodeRoute {
+  readonly kind: 'node';
+  readonly node: string;
+  readonly label: 'single' | 'home';
+  readonly flexible: boolean;
+}
+
+/** The same statement on every node (DDL, writes to reference tables); `after` runs after it per node. */
+export interface AllRoute {
+  readonly kind: 'all';
+  readonly nodes: readonly string[];
+  /** Extra SQL per node appended to the statement in the same implicit transaction (fences). */
+  readonly after: ReadonlyMap<string, string>;
+  /** Tables created where the fence is added; for log lines. */
+  readonly why: 'ddl' | 'reference_write' | 'maintenance';
+}
+
+/** A multi-row INSERT split by row owner: row indexes (into the VALUES list) per node. */
+export interface SplitInsertRoute {
+  readonly kind: 'split';
+  readonly parts: readonly { readonly node: string; readonly rows: readonly number[] }[];
+}
+
+/** COPY FROM STDIN: into one node, every node (reference), or split by the key column. */
+export type CopyRoute =
+  | { readonly kind: 'copy'; readonly mode: 'node'; readonly node: string }
+  | { readonly kind: 'copy'; readonly mode: 'all'; readonly nodes: readonly string[] }
+  | {
+      readonly kind: 'copy';
+      readonly mode: 'split';
+      readonly nodes: readonly string[];
+      readonly keyColumn: string;
+      readonly keyspace: KeyspaceView;
+      readonly schema: string;
+      readonly table: string;
+    };
+
+/** The router will not run it: SQLSTATE 0A000 with `message` naming why. */
+export interface RefuseRoute {
+  readonly kind: 'refuse';
+  readonly message: string;
+}
+
+/** The node depends on bind parameters not known yet (a Parse before its Bind). */
+export interface NeedsParamsRoute {
+  readonly kind: 'params';
+}
+
+export type Route =
+  NodeRoute | AllRoute | SplitInsertRoute | CopyRoute | RefuseRoute | NeedsParamsRoute;
+
+export type RouteLabel = 'single' | 'home' | 'all' | 'refused';
+
+export function routeLabel(r: Route): RouteLabel {
+  switch (r.kind) {
+    case 'node':
+      return r.label;
+    case 'all':
+    case 'split':
+      return 'all';
+    case 'copy':
+      return r.mode === 'node' ? 'single' : 'all';
+    case 'refuse':
+      return 'refused';
+    case 'params':
+      return 'single';
+  }
+}

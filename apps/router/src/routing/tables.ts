@@ -1,0 +1,52 @@
+// Sorting a statement's table references by what the catalog says they are, the first step of
+// every routing decision.
+import type { TableRef } from '@tessera/sql';
+import type { RoutingCatalog, TableView } from './catalog-view.js';
+
+export type ShardedView = TableView & { kind: 'sharded' };
+
+export interface ResolvedRef {
+  readonly index: number;
+  readonly ref: TableRef;
+  readonly view: TableView;
+}
+
+export interface ClassifiedTables {
+  readonly sharded: readonly (ResolvedRef & { view: ShardedView })[];
+  readonly reference: readonly ResolvedRef[];
+  readonly global: readonly ResolvedRef[];
+  /** Some reference is written (INSERT/UPDATE/DELETE target, data-modifying CTE, DDL target). */
+  readonly writes: readonly ResolvedRef[];
+}
+
+/** Schema an unqualified name resolves to. Tessera resolves through `public` only, for now. */
+export const DEFAULT_SCHEMA = 'public';
+
+export function lookupTable(
+  catalog: RoutingCatalog,
+  schema: string | undefined,
+  name: string,
+): TableView {
+  const s = schema ?? DEFAULT_SCHEMA;
+  return catalog.table(s, name) ?? { kind: 'global', schema: s, name };
+}
+
+export function classify(refs: readonly TableRef[], catalog: RoutingCatalog): ClassifiedTables {
+  const sharded: (ResolvedRef & { view: ShardedView })[] = [];
+  const reference: ResolvedRef[] = [];
+  const global: ResolvedRef[] = [];
+  const writes: ResolvedRef[] = [];
+  refs.forEach((ref, index) => {
+    const view = lookupTable(catalog, ref.schema, ref.name);
+    const r: ResolvedRef = { index, ref, view };
+    if (view.kind === 'sharded') sharded.push({ ...r, view });
+    else if (view.kind === 'reference') reference.push(r);
+    else global.push(r);
+    if (ref.role === 'target') writes.push(r);
+  });
+  return { sharded, reference, global, writes };
+}
+
+export function qualified(v: TableView): string {
+  return `${v.schema}.${v.name}`;
+}

@@ -1,0 +1,69 @@
+// The client socket's write side: pieces gathered while one backend chunk (or one local answer)
+// is handled leave in one corked write, so a round trip costs as few syscalls as possible.
+import type { Socket } from 'node:net';
+
+/** Where an exchange puts the frames meant for the client. */
+export interface OutSink {
+  push(b: Buffer): void;
+  /** False when the destination is over its mark (pause the source until drained()). */
+  flush(): boolean;
+  drained(): Promise<void>;
+}
+
+/** Keeps the frames (for a result that is sent only if every node succeeds), or drops them. */
+export class HeldOut implements OutSink {
+  readonly pieces: Buffer[] = [];
+  constructor(private readonly keep: boolean) {}
+  push(b: Buffer): void {
+    // Views of a backend's chunk stay valid (chunks are never reused), so no copy is needed.
+    if (this.keep) this.pieces.push(b);
+  }
+  flush(): boolean {
+    return true;
+  }
+  drained(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+export class ClientOut implements OutSink {
+  private pieces: Buffer[] = [];
+
+  constructor(private readonly socket: Socket) {}
+
+  get closed(): boolean {
+    return this.socket.destroyed || !this.socket.writable;
+  }
+
+  push(b: Buffer): void {
+    this.pieces.push(b);
+  }
+
+  /** Writes what was gathered; false when the socket's buffer is over its mark (pause the source). */
+  flush(): boolean {
+    const pieces = this.pieces;
+    if (pieces.length === 0) return !this.socket.writableNeedDrain;
+    this.pieces = [];
+    if (this.closed) return true;
+    if (pieces.length === 1) return this.socket.write(pieces[0]!);
+    this.socket.cork();
+    let ok = true;
+    for (const p of pieces) ok = this.socket.write(p);
+    this.socket.uncork();
+    return ok;
+  }
+
+  /** Resolves when the socket drained (or closed). */
+  drained(): Promise<void> {
+    if (!this.socket.writableNeedDrain || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      this.socket.on('drain', done);
+      this.socket.on('close', done);
+    });
+  }
+}

@@ -1,0 +1,61 @@
+// The wire edge for errors (STYLE.md principle 9): whatever was thrown inside becomes the fields
+// of one ErrorResponse with a SQLSTATE; a node's own error passes through with all its fields.
+import {
+  ProtocolError,
+  Writer,
+  writeErrorResponse,
+  writeNoticeResponse,
+  type NoticeFields,
+} from '@tessera/pg-wire';
+import { SqlError } from '@tessera/sql';
+import { KeyValueError } from '@tessera/pg-hash';
+import { BackendError } from '../pool/backend.js';
+import { RouterError, SQLSTATE } from '../errors.js';
+
+export function errorFields(e: unknown): {
+  fields: NoticeFields;
+  fatal: boolean;
+  internal: boolean;
+} {
+  if (e instanceof BackendError)
+    return { fields: e.fields, fatal: e.fields.severity === 'FATAL', internal: false };
+  if (e instanceof RouterError) {
+    const fields: NoticeFields = { severity: e.severity, code: e.sqlstate, message: e.message };
+    if (e.detail !== undefined) fields.detail = e.detail;
+    return { fields, fatal: e.severity === 'FATAL', internal: false };
+  }
+  if (e instanceof ProtocolError)
+    return {
+      fields: { severity: 'FATAL', code: e.sqlstate, message: e.message },
+      fatal: true,
+      internal: false,
+    };
+  if (e instanceof SqlError) {
+    const fields: NoticeFields = { severity: 'ERROR', code: e.sqlstate, message: e.message };
+    if (e.position !== undefined) fields.position = String(e.position);
+    return { fields, fatal: false, internal: false };
+  }
+  if (e instanceof KeyValueError)
+    return {
+      fields: { severity: 'ERROR', code: e.sqlstate, message: e.message },
+      fatal: false,
+      internal: false,
+    };
+  return {
+    fields: {
+      severity: 'ERROR',
+      code: SQLSTATE.internalError,
+      message: 'internal error in the router',
+    },
+    fatal: false,
+    internal: true,
+  };
+}
+
+export function errorFrame(fields: NoticeFields): Buffer {
+  return writeErrorResponse(new Writer(256), fields).flush();
+}
+
+export function noticeFrame(severity: string, code: string, message: string): Buffer {
+  return writeNoticeResponse(new Writer(256), { severity, code, message }).flush();
+}

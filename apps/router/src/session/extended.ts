@@ -1,0 +1,441 @@
+// The extended query protocol: a batch of Parse/Bind/Describe/Execute/Close up to a Sync (or a
+// Flush) goes to one backend. Statements are tracked per client and prepared lazily, under a
+// router-unique name, on whichever backend runs them; the node is chosen at Bind, from the
+// statement's analysis and the key parameter read in place from the Bind.
+import {
+  BIND_COMPLETE,
+  CLOSE_COMPLETE,
+  NO_DATA,
+  PARSE_COMPLETE,
+  SYNC,
+  Writer,
+  bindParam,
+  bindStatementName,
+  decodeClose,
+  decodeDescribe,
+  decodeExecute,
+  decodeParse,
+  writeBind,
+  writeCommandComplete,
+  writeExecute,
+  writeParameterDescription,
+  writeParse,
+} from '@tessera/pg-wire';
+import type { Analysis } from '@tessera/sql';
+import { RouterError, SQLSTATE, unsupported } from '../errors.js';
+import { route } from '../routing/route.js';
+import { routeLabel, type Route } from '../routing/route-types.js';
+import type { Backend } from '../pool/backend.js';
+import type { RoutingCatalog } from '../routing/catalog-view.js';
+import type { Expectation } from './exchange.js';
+import { errorFields, errorFrame } from './errors-wire.js';
+import type { InMsg, Session } from './session.js';
+import { StatementRecord, rewriteBindStatement, targetFrame } from './statements.js';
+import { localTransaction, pickNode } from './simple-query.js';
+import { runOnAll } from './fanout.js';
+
+const POISON_SQL =
+  "DO $tessera$ BEGIN RAISE EXCEPTION 'statement refused by the router'; END $tessera$";
+
+/** A portal the router answers itself (BEGIN before a node is picked, SET, DDL on every node). */
+interface LocalPortal {
+  readonly analysis: Analysis;
+}
+
+export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<void> {
+  const endsWithSync = batch[batch.length - 1]!.code === 0x53;
+  let backend: Backend | undefined;
+  let node: string | undefined;
+  const messages: Buffer[] = [];
+  const expect: Expectation[] = [];
+  const localPortals = new Map<string, LocalPortal>();
+  if (s.cycleOpen && s.cycleNode !== undefined) {
+    const h = s.held.get(s.cycleNode);
+    if (h && !h.backend.dead) {
+      backend = h.backend;
+      node = s.cycleNode;
+    }
+  }
+  const synth = (b: Buffer): void => {
+    if (backend) expect.push({ t: 'synthetic', bytes: b });
+    else s.out.push(b);
+  };
+  let catalog: RoutingCatalog | undefined;
+  const cat = (): RoutingCatalog => (catalog ??= s.catalog());
+
+  // The node the batch's first pinned Bind goes to: statements that could run anywhere
+  // (a Describe before that Bind) go there too, so the batch stays on one node.
+  const bindRoutes = new Map<number, Route>();
+  let preferred: string | undefined;
+  try {
+    const parsed = new Map<string, Analysis | undefined>();
+    for (let k = 0; k < batch.length; k++) {
+      const m = batch[k]!;
+      if (m.code === 0x50) {
+        const p = decodeParse(m.body);
+        const analyses = s.services.cache.get(p.sql);
+        parsed.set(p.name, analyses.length === 1 ? analyses[0] : undefined);
+      } else if (m.code === 0x42) {
+        const name = bindStatementName(m.body);
+        const a = parsed.has(name) ? parsed.get(name) : s.statements.get(name)?.analysis;
+        if (a === undefined || isLocal(s, a)) continue;
+        const r = route(a, cat(), (x) => bindParam(m.body, x));
+        bindRoutes.set(k, r);
+        if (preferred === undefined && r.kind === 'node' && !r.flexible) preferred = r.node;
+      }
+    }
+  } catch {
+    // Errors surface in order in the main pass.
+  }
+
+  // A cycle left open at a Flush (say Parse + Describe) holds a backend; if this batch's key lives
+  // elsewhere and needs nothing from that backend (no portal of its), close that cycle first.
+  if (
+    backend &&
+    node !== undefined &&
+    preferred !== undefined &&
+    preferred !== node &&
+    s.txnNode === undefined &&
+    !usesOpenPortal(batch)
+  ) {
+    const old = node;
+    try {
+      await s.run1(backend, [SYNC], [{ t: 'quiet' }]);
+    } catch {
+      // Lost: the session already forgot it.
+    }
+    s.cycleOpen = false;
+    s.cycleNode = undefined;
+    s.settle(old);
+    backend = undefined;
+    node = undefined;
+  }
+
+  // `begin`: the statement runs here, so a deferred BEGIN goes first; a Describe does not need it.
+  const engageFor = async (target: string, flexible: boolean, begin = true): Promise<Backend> => {
+    if (flexible && preferred !== undefined && s.txnNode === undefined) target = preferred;
+    if (backend) {
+      if (flexible || target === node) {
+        if (begin) s.takePrelude(node!, messages, expect);
+        return backend;
+      }
+      throw unsupported(
+        `the statements of this pipeline run on different nodes ("${node}" and "${target}") before its Sync; a transaction across nodes is not supported yet`,
+      );
+    }
+    const chosen = pickNode(s, target, flexible);
+    const e = await s.engage(chosen, cat(), begin);
+    messages.push(...e.messages);
+    expect.push(...e.expect);
+    backend = e.backend;
+    node = chosen;
+    return backend;
+  };
+  const ensurePrepared = (b: Backend, rec: StatementRecord): string => {
+    const name = rec.serverName(s.settings.key());
+    if (name === '') {
+      if (b.unnamedOwner !== rec) {
+        messages.push(rec.parseFrame(''));
+        expect.push({ t: 'one', forward: false });
+        b.unnamedOwner = rec;
+      }
+    } else if (!b.prepared.has(name)) {
+      messages.push(rec.parseFrame(name));
+      expect.push({ t: 'one', forward: false, unprepare: name });
+      b.prepared.add(name);
+    }
+    return name;
+  };
+  const lookup = (name: string): StatementRecord => {
+    const rec = s.statements.get(name);
+    if (!rec) {
+      throw new RouterError(
+        SQLSTATE.invalidSqlStatementName,
+        name === ''
+          ? 'unnamed prepared statement does not exist'
+          : `prepared statement "${name}" does not exist`,
+      );
+    }
+    return rec;
+  };
+
+  let i = 0;
+  try {
+    for (; i < batch.length; i++) {
+      const m = batch[i]!;
+      switch (m.code) {
+        case 0x50: {
+          // Parse: remembered; prepared on a backend when a Bind or Describe needs it there.
+          const p = decodeParse(m.body);
+          if (p.name !== '' && s.statements.has(p.name)) {
+            throw new RouterError(
+              SQLSTATE.duplicatePreparedStatement,
+              `prepared statement "${p.name}" already exists`,
+            );
+          }
+          const analyses = s.services.cache.get(p.sql);
+          if (analyses.length > 1)
+            throw new RouterError(
+              '42601',
+              'cannot insert multiple commands into a prepared statement',
+            );
+          s.statements.set(p.name, new StatementRecord(p.name, p.sql, p.paramTypes, analyses));
+          synth(PARSE_COMPLETE);
+          break;
+        }
+        case 0x42: {
+          const rec = lookup(bindStatementName(m.body));
+          const portal = m.body.toString('utf8', 0, m.body.indexOf(0));
+          const a = rec.analysis;
+          if (a === undefined) {
+            // An empty statement: any backend answers EmptyQueryResponse.
+            const b = await engageFor(cat().home, true);
+            ensurePrepared(b, rec);
+            messages.push(m.raw);
+            expect.push({ t: 'one', forward: true });
+            break;
+          }
+          if (isLocal(s, a)) {
+            localPortals.set(portal, { analysis: a });
+            synth(BIND_COMPLETE);
+            break;
+          }
+          localPortals.delete(portal);
+          const r = bindRoutes.get(i) ?? route(a, cat(), (k) => bindParam(m.body, k));
+          s.services.metrics.statements(routeLabel(r));
+          if (r.kind === 'refuse') throw unsupported(r.message);
+          if (r.kind === 'all') {
+            if (a.paramCount > 0 || backend)
+              throw unsupported(
+                'a statement that runs on every node cannot take parameters or share a pipeline with others yet',
+              );
+            if (s.inTransaction())
+              throw unsupported(
+                'a statement that runs on every node inside a transaction block is not supported yet (it needs two-phase commit)',
+              );
+            localPortals.set(portal, { analysis: a });
+            synth(BIND_COMPLETE);
+            break;
+          }
+          if (r.kind !== 'node')
+            throw unsupported(
+              r.kind === 'split'
+                ? 'a prepared INSERT whose rows go to several nodes is not supported yet; send it as a simple query or one row per statement'
+                : 'this statement is not supported through the extended query protocol yet',
+            );
+          const b = await engageFor(r.node, r.flexible);
+          const name = ensurePrepared(b, rec);
+          messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));
+          expect.push({ t: 'one', forward: true });
+          break;
+        }
+        case 0x44: {
+          const d = decodeDescribe(m.body);
+          if (d.target === 'S') {
+            const rec = lookup(d.name);
+            const a = rec.analysis;
+            if (
+              a !== undefined &&
+              (isLocal(s, a) || (!backend && route(a, cat(), undefined).kind === 'all'))
+            ) {
+              // Answered by the router: session commands, and statements for every node (DDL),
+              // which then run on their own at Execute.
+              synth(writeParameterDescription(new Writer(32), rec.paramTypes).flush());
+              synth(NO_DATA);
+              break;
+            }
+            let target = cat().home;
+            let flexible = true;
+            if (a !== undefined) {
+              const r = route(a, cat(), undefined);
+              if (r.kind === 'node') ({ node: target, flexible } = r);
+            }
+            if (s.txnNode !== undefined || backend) flexible = true;
+            const b = await engageFor(target, flexible, false);
+            const name = ensurePrepared(b, rec);
+            messages.push(name === '' ? m.raw : targetFrame(0x44, 'S', name));
+            expect.push({ t: 'describe_s' });
+          } else if (localPortals.has(d.name)) {
+            synth(NO_DATA);
+          } else {
+            await engageFor(cat().home, true, false);
+            messages.push(m.raw);
+            expect.push({ t: 'describe_p' });
+          }
+          break;
+        }
+        case 0x45: {
+          const ex = decodeExecute(m.body);
+          const local = localPortals.get(ex.portal);
+          if (local) {
+            await runLocal(s, local.analysis, synth);
+            break;
+          }
+          await engageFor(cat().home, true);
+          messages.push(m.raw);
+          expect.push({ t: 'execute' });
+          break;
+        }
+        case 0x43: {
+          const c = decodeClose(m.body);
+          if (c.target === 'S') {
+            // The server-side statement may serve other clients: only the client's name goes.
+            s.statements.delete(c.name);
+            synth(CLOSE_COMPLETE);
+          } else if (backend && !localPortals.has(c.name)) {
+            messages.push(m.raw);
+            expect.push({ t: 'one', forward: true });
+          } else {
+            localPortals.delete(c.name);
+            synth(CLOSE_COMPLETE);
+          }
+          break;
+        }
+        case 0x48:
+          if (backend) messages.push(m.raw);
+          break;
+        case 0x53:
+          if (backend) {
+            messages.push(m.raw);
+            expect.push({ t: 'sync' });
+          } else {
+            s.out.push(s.readyFrame());
+          }
+          break;
+      }
+    }
+  } catch (e) {
+    if (s.closed) return;
+    await refuse(s, e, { backend, messages, expect, synth });
+    // Everything up to the Sync is skipped, as Postgres does after an error.
+    if (endsWithSync) {
+      if (backend) {
+        messages.push(batch[batch.length - 1]!.raw);
+        expect.push({ t: 'sync' });
+      } else {
+        s.out.push(s.readyFrame());
+      }
+    } else {
+      s.skipUntilSync = true;
+    }
+  }
+
+  if (backend && node !== undefined) {
+    const usedNode = node;
+    try {
+      await s.run1(backend, messages, expect);
+    } catch (e) {
+      s.cycleOpen = false;
+      s.sendError(e);
+      if (endsWithSync) s.out.push(s.readyFrame());
+      else s.skipUntilSync = true;
+      s.out.flush();
+      return;
+    }
+    s.cycleOpen = !endsWithSync;
+    s.cycleNode = s.cycleOpen ? usedNode : undefined;
+    if (endsWithSync && expect.some((x) => x.t === 'sync')) {
+      // The backend's ReadyForQuery was forwarded; it is also the session's status now.
+    }
+    s.settle(usedNode);
+  }
+  s.out.flush();
+}
+
+/** Whether the batch uses a portal bound before it (Execute/Describe/Close of a portal it did not Bind). */
+function usesOpenPortal(batch: readonly InMsg[]): boolean {
+  const bound = new Set<string>();
+  for (const m of batch) {
+    if (m.code === 0x42) bound.add(m.body.toString('utf8', 0, m.body.indexOf(0)));
+    else if (m.code === 0x45) {
+      if (!bound.has(decodeExecute(m.body).portal)) return true;
+    } else if (m.code === 0x44 || m.code === 0x43) {
+      const d = decodeDescribe(m.body);
+      if (d.target === 'P' && !bound.has(d.name)) return true;
+    }
+  }
+  return false;
+}
+
+/** Statements the router answers without a backend. */
+function isLocal(s: Session, a: Analysis): boolean {
+  switch (a.kind) {
+    case 'transaction':
+      return s.txnNode === undefined;
+    case 'set':
+      return s.txnNode === undefined;
+    case 'discard':
+    case 'deallocate':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Executes a local portal, its answer emitted in order. */
+async function runLocal(s: Session, a: Analysis, emit: (b: Buffer) => void): Promise<void> {
+  const complete = (tag: string): void => emit(writeCommandComplete(new Writer(32), tag).flush());
+  switch (a.kind) {
+    case 'transaction':
+      return localTransaction(s, a, emit);
+    case 'set':
+      if (s.localStatus !== 'I') s.prelude.push(a.sql);
+      s.settings.apply(a);
+      return complete(a.action === 'reset' || a.action === 'reset_all' ? 'RESET' : 'SET');
+    case 'discard':
+      if (a.target === 'all') {
+        s.settings.resetAll();
+        s.statements.clear();
+      }
+      return complete(`DISCARD ${a.target.toUpperCase()}`);
+    case 'deallocate':
+      if (a.name === undefined) s.statements.clear();
+      else s.statements.delete(a.name);
+      return complete(a.name === undefined ? 'DEALLOCATE ALL' : 'DEALLOCATE');
+    default: {
+      // A statement on every node (DDL, reference write), run as a simple query on each.
+      const r = route(a, s.catalog(), undefined);
+      if (r.kind !== 'all') throw unsupported('this statement cannot be answered by the router');
+      return runOnAll(s, r, a.sql);
+    }
+  }
+}
+
+/** The error for a refused message, in its place: a poison Execute when a backend already has work queued. */
+async function refuse(
+  s: Session,
+  e: unknown,
+  at: {
+    backend: Backend | undefined;
+    messages: Buffer[];
+    expect: Expectation[];
+    synth: (b: Buffer) => void;
+  },
+): Promise<void> {
+  const cause = e;
+  const { fields, fatal } = errorFields(cause);
+  if (fatal) {
+    s.sendError(cause);
+    return;
+  }
+  s.services.metrics.error(fields.code);
+  const frame = errorFrame(fields);
+  if (at.backend) {
+    // The node runs a statement that fails, so its implicit (or explicit) transaction fails too,
+    // exactly as if the refused statement had failed there; the client sees the router's error.
+    at.messages.push(
+      writeParse(new Writer(128), '', POISON_SQL).flush(),
+      writeBind(new Writer(32), {}).flush(),
+      writeExecute(new Writer(16)).flush(),
+    );
+    at.expect.push(
+      { t: 'one', forward: false },
+      { t: 'one', forward: false },
+      { t: 'poison', bytes: frame },
+    );
+    at.backend.unnamedOwner = undefined;
+    return;
+  }
+  at.synth(frame);
+  await s.failTransaction().catch(() => undefined);
+}

@@ -1,0 +1,514 @@
+// One client connection: reads its frames into an inbox, runs the startup handshake, then handles
+// one message at a time (simple queries, extended-protocol batches, COPY) against the backends it
+// holds. Transaction state lives here; what each statement does is decided by routing/route.ts.
+import type { Socket } from 'node:net';
+import {
+  FrameReader,
+  ProtocolError,
+  READY_FOR_QUERY_FAILED,
+  READY_FOR_QUERY_IDLE,
+  READY_FOR_QUERY_IN_TRANSACTION,
+  Writer,
+  frameBytes,
+  writeCopyFail,
+  writeQuery,
+  type TransactionStatus,
+} from '@tessera/pg-wire';
+import type { Backend } from '../pool/backend.js';
+import type { Pool } from '../pool/pool.js';
+import type { RoutingCatalog } from '../routing/catalog-view.js';
+import type { RouterServices } from '../services.js';
+import { RouterError, SQLSTATE, sqlstateOf } from '../errors.js';
+import type { Cancellable } from '../cancel.js';
+import { ClientOut, type OutSink } from './client-out.js';
+import { exchange, type Expectation, type ExchangeResult } from './exchange.js';
+import { errorFields, errorFrame } from './errors-wire.js';
+import { SessionSettings } from './settings.js';
+import type { StatementRecord } from './statements.js';
+import { runStartup } from './startup.js';
+import { handleQuery } from './simple-query.js';
+import { handleBatch } from './extended.js';
+
+/** One client message, whole (`raw`) with its body as a view of it; memory owned by the message. */
+export interface InMsg {
+  readonly code: number;
+  readonly raw: Buffer;
+  readonly body: Buffer;
+}
+
+interface Held {
+  readonly backend: Backend;
+  readonly pool: Pool;
+}
+
+/** Inbox size at which the client socket is paused until the session catches up. */
+const INBOX_HIGH_BYTES = 4 * 1024 * 1024;
+const MAX_PRE_LOGIN_FRAME = 64 * 1024;
+const MAX_FRAME = 1 << 30;
+
+const QUIET_POISON =
+  "DO $tessera$ BEGIN RAISE EXCEPTION 'statement refused by the router'; END $tessera$";
+
+export class Session implements Cancellable {
+  readonly out: ClientOut;
+  readonly reader = new FrameReader({ maxFrameLength: MAX_PRE_LOGIN_FRAME });
+  pid = 0;
+  secret = 0;
+  database = '';
+  user = '';
+  readonly settings = new SessionSettings();
+  readonly statements = new Map<string, StatementRecord>();
+
+  /** Client-visible transaction status while no backend holds the transaction. */
+  localStatus: TransactionStatus = 'I';
+  /** BEGIN (and SAVEPOINT, SET LOCAL ...) waiting for the statement that picks the node. */
+  prelude: string[] = [];
+  /** The node the open transaction runs on. */
+  txnNode: string | undefined;
+  /** Settings when the transaction began, restored if it rolls back. */
+  settingsAtBegin: Map<string, string> | undefined;
+  /** An extended-protocol cycle dispatched at a Flush keeps its backend until the Sync. */
+  cycleOpen = false;
+  /** The node of the open cycle. */
+  cycleNode: string | undefined;
+  /** After an error the router raised in an extended batch: drop messages until Sync. */
+  skipUntilSync = false;
+  readonly held = new Map<string, Held>();
+  private readonly running = new Set<Backend>();
+
+  private inbox: InMsg[] = [];
+  private inboxBytes = 0;
+  private wake: (() => void) | undefined;
+  private paused = false;
+  private startupPhase = true;
+  private lastChunk: Buffer | undefined;
+  closed = false;
+  /** Set when the connection is over --max-clients: answered after its startup packet. */
+  refusal: RouterError | undefined;
+
+  constructor(
+    readonly socket: Socket,
+    readonly services: RouterServices,
+    private readonly onEnd: (s: Session) => void,
+  ) {
+    this.out = new ClientOut(socket);
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', () => this.close());
+    socket.on('close', () => this.close());
+  }
+
+  /** Runs the connection to its end; never rejects. */
+  async run(): Promise<void> {
+    const loginTimer = setTimeout(() => {
+      this.fatal(new RouterError('08006', 'the client did not log in in time', 'FATAL'));
+    }, this.services.config.loginTimeoutMs);
+    try {
+      const ok = await runStartup(this).finally(() => clearTimeout(loginTimer));
+      if (!ok) return this.close();
+      this.startupPhase = false;
+      this.reader.setMaxFrameLength(MAX_FRAME);
+      this.drainFrames();
+      while (!this.closed) {
+        const m = await this.nextMessage();
+        if (m === undefined) break;
+        await this.handle(m);
+      }
+    } catch (e) {
+      this.fatal(e);
+    } finally {
+      this.close();
+    }
+  }
+
+  // ---- reading ----
+
+  private onData(chunk: Buffer): void {
+    if (this.closed) return;
+    this.lastChunk = chunk;
+    try {
+      this.reader.push(chunk);
+    } catch (e) {
+      return this.fatal(e);
+    }
+    if (this.startupPhase) {
+      this.notify();
+      return;
+    }
+    this.drainFrames();
+  }
+
+  private drainFrames(): void {
+    try {
+      for (let f = this.reader.next(); f; f = this.reader.next()) {
+        const whole = frameBytes(f);
+        const c = this.lastChunk;
+        const stable =
+          c !== undefined &&
+          whole.buffer === c.buffer &&
+          whole.byteOffset >= c.byteOffset &&
+          whole.byteOffset + whole.length <= c.byteOffset + c.length;
+        const raw = stable ? whole : Buffer.from(whole);
+        this.inbox.push({ code: f.code, raw, body: raw.subarray(5) });
+        this.inboxBytes += raw.length;
+      }
+    } catch (e) {
+      // A bad length: the stream is out of sync. Answer after what was already queued.
+      const { fields } = errorFields(e);
+      this.inbox.push({
+        code: -1,
+        raw: errorFrame({ ...fields, severity: 'FATAL' }),
+        body: Buffer.alloc(0),
+      });
+      this.socket.pause();
+    }
+    if (this.inboxBytes > INBOX_HIGH_BYTES && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    }
+    this.notify();
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  /** Resolves when more bytes arrived (startup phase) or the connection closed. */
+  waitData(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => (this.wake = resolve));
+  }
+
+  /** The next client message, or undefined once the connection closed. */
+  async nextMessage(): Promise<InMsg | undefined> {
+    while (this.inbox.length === 0) {
+      if (this.closed) return undefined;
+      await this.waitData();
+    }
+    const m = this.inbox.shift()!;
+    this.inboxBytes -= m.raw.length;
+    if (this.paused && this.inboxBytes < INBOX_HIGH_BYTES / 2) {
+      this.paused = false;
+      this.socket.resume();
+    }
+    return m;
+  }
+
+  /** Puts a message back at the front (a COPY that ended early). */
+  unshift(m: InMsg): void {
+    this.inbox.unshift(m);
+    this.inboxBytes += m.raw.length;
+  }
+
+  // ---- dispatch ----
+
+  private batch: InMsg[] = [];
+
+  private async handle(m: InMsg): Promise<void> {
+    if (m.code === -1) {
+      this.out.push(m.raw);
+      this.out.flush();
+      return this.close();
+    }
+    if (this.skipUntilSync && m.code !== 0x53) return;
+    switch (m.code) {
+      case 0x51: // Query
+        return handleQuery(this, m);
+      case 0x50: // Parse
+      case 0x42: // Bind
+      case 0x44: // Describe
+      case 0x45: // Execute
+      case 0x43: // Close
+        this.batch.push(m);
+        return;
+      case 0x48: // Flush
+      case 0x53: {
+        // Sync
+        this.batch.push(m);
+        const batch = this.batch;
+        this.batch = [];
+        if (this.skipUntilSync) {
+          this.skipUntilSync = false;
+          if (this.cycleOpen) {
+            // The backend of the open cycle skips to this Sync too: let it answer.
+            return handleBatch(this, [m]);
+          }
+          this.out.push(this.readyFrame());
+          this.out.flush();
+          return;
+        }
+        return handleBatch(this, batch);
+      }
+      case 0x64: // CopyData, CopyDone, CopyFail outside COPY: dropped, as Postgres does.
+      case 0x63:
+      case 0x66:
+        return;
+      case 0x58: // Terminate
+        return this.close();
+      case 0x46: // FunctionCall
+        this.sendError(
+          new RouterError(
+            SQLSTATE.featureNotSupported,
+            'the function call protocol message is not supported by the router',
+          ),
+        );
+        this.out.push(this.readyFrame());
+        this.out.flush();
+        return;
+      default:
+        this.fatal(new ProtocolError(`invalid frontend message type ${m.code}`));
+    }
+  }
+
+  // ---- transaction state ----
+
+  /** The status the client should see in ReadyForQuery. */
+  status(): TransactionStatus {
+    if (this.txnNode !== undefined) {
+      const h = this.held.get(this.txnNode);
+      if (h) return h.backend.status;
+    }
+    return this.localStatus;
+  }
+
+  readyFrame(): Buffer {
+    switch (this.status()) {
+      case 'I':
+        return READY_FOR_QUERY_IDLE;
+      case 'T':
+        return READY_FOR_QUERY_IN_TRANSACTION;
+      case 'E':
+        return READY_FOR_QUERY_FAILED;
+    }
+  }
+
+  /** In a transaction block, whether or not a node was picked yet. */
+  inTransaction(): boolean {
+    return this.status() !== 'I';
+  }
+
+  catalog(): RoutingCatalog {
+    const c = this.services.catalog();
+    if (!c)
+      throw new RouterError(
+        SQLSTATE.cannotConnectNow,
+        'the router has no valid catalog yet; retry shortly',
+      );
+    return c;
+  }
+
+  /**
+   * The backend for `node`, held (transaction, session mode, open cycle) or acquired now, with the
+   * messages that must precede the client's: settings replay, deferred BEGIN.
+   */
+  async engage(
+    node: string,
+    catalog: RoutingCatalog,
+    begin = true,
+  ): Promise<{ backend: Backend; messages: Buffer[]; expect: Expectation[] }> {
+    let h = this.held.get(node);
+    if (h === undefined || h.backend.dead) {
+      if (h) this.drop(node);
+      const pool = this.services.pools.pool(catalog, node, this.database, this.user);
+      const backend = await pool.acquire(this.services.config.acquireTimeoutMs);
+      h = { backend, pool };
+      this.held.set(node, h);
+    }
+    const messages: Buffer[] = [];
+    const expect: Expectation[] = [];
+    const replay = this.settings.replayFor(h.backend.settingsKey);
+    if (replay !== undefined) {
+      messages.push(writeQuery(new Writer(replay.length + 16), replay).flush());
+      expect.push({ t: 'quiet' });
+      h.backend.settingsKey = this.settings.key();
+    }
+    if (begin) this.takePrelude(node, messages, expect);
+    return { backend: h.backend, messages, expect };
+  }
+
+  /** The deferred BEGIN (and what followed it) for the node the transaction now runs on. */
+  takePrelude(node: string, messages: Buffer[], expect: Expectation[]): void {
+    if (this.prelude.length > 0 && this.txnNode === undefined) {
+      const sql = this.prelude.join('; ');
+      messages.push(writeQuery(new Writer(sql.length + 16), sql).flush());
+      expect.push({ t: 'quiet' });
+      this.prelude = [];
+      this.txnNode = node;
+      // The failed state the client saw, if any, must hold on the node too.
+      if (this.localStatus === 'E') {
+        messages.push(writeQuery(new Writer(128), QUIET_POISON).flush());
+        expect.push({ t: 'quiet' });
+      }
+    }
+  }
+
+  /** Runs an exchange with cancel tracking and COPY IN pass-through. */
+  async run1(
+    backend: Backend,
+    messages: Buffer[],
+    expect: Expectation[],
+    collectTags = false,
+    sink: OutSink = this.out,
+    onCopyIn?: () => void,
+  ): Promise<ExchangeResult> {
+    this.running.add(backend);
+    let copying: Promise<void> | undefined;
+    try {
+      const result = await exchange(
+        backend,
+        messages,
+        expect,
+        sink,
+        {
+          onCopyIn: () => {
+            if (onCopyIn) onCopyIn();
+            else copying = this.pumpCopyIn(backend);
+          },
+          onError: (code) => this.services.metrics.error(code),
+        },
+        collectTags,
+      );
+      await copying;
+      return result;
+    } catch (e) {
+      this.lost(backend);
+      throw e;
+    } finally {
+      this.running.delete(backend);
+    }
+  }
+
+  /** Forwards the client's CopyData/CopyDone/CopyFail to a backend in COPY IN, as they come. */
+  private async pumpCopyIn(backend: Backend): Promise<void> {
+    while (!this.closed && !backend.dead) {
+      const m = await this.nextMessage();
+      if (m === undefined) return;
+      if (m.code === 0x64) {
+        backend.write(m.raw);
+        continue;
+      }
+      if (m.code === 0x63 || m.code === 0x66) {
+        backend.write(m.raw);
+        return;
+      }
+      if (m.code === 0x48 || m.code === 0x53) continue; // Flush/Sync during COPY: ignored, as Postgres does
+      // Anything else ends the COPY with an error, as Postgres would.
+      this.unshift(m);
+      backend.write(writeCopyFail(new Writer(64), 'unexpected message during COPY').flush());
+      return;
+    }
+  }
+
+  /** After an exchange: track the transaction and give backends back to their pools. */
+  settle(node: string): void {
+    const h = this.held.get(node);
+    if (!h) return;
+    const b = h.backend;
+    if (b.dead) {
+      this.lost(b);
+      return;
+    }
+    if (b.status === 'I') {
+      if (this.txnNode === node) {
+        this.txnNode = undefined;
+        this.localStatus = 'I';
+        this.settingsAtBegin = undefined;
+      }
+      if (this.services.config.poolMode === 'transaction' && !this.cycleOpen) {
+        this.held.delete(node);
+        h.pool.release(b);
+      }
+    } else {
+      this.txnNode = node;
+    }
+  }
+
+  settleAll(): void {
+    for (const node of [...this.held.keys()]) this.settle(node);
+  }
+
+  /** A backend died under us: forget it; a transaction on it is lost (the client must roll back). */
+  lost(b: Backend): void {
+    for (const [node, h] of this.held) {
+      if (h.backend !== b) continue;
+      this.drop(node);
+      if (this.txnNode === node) {
+        this.txnNode = undefined;
+        this.localStatus = 'E';
+      }
+    }
+  }
+
+  /** Closes and forgets the backend held for `node` (left mid-transaction by a failed fan-out). */
+  drop(node: string): void {
+    const h = this.held.get(node);
+    if (!h) return;
+    this.held.delete(node);
+    if (!h.backend.dead) h.backend.destroy('dropped by its session');
+    h.pool.release(h.backend);
+  }
+
+  /** Puts the transaction on `node` into the failed state without a visible error. */
+  async poison(node: string): Promise<void> {
+    const h = this.held.get(node);
+    if (!h || h.backend.status === 'E') return;
+    await this.run1(
+      h.backend,
+      [writeQuery(new Writer(128), QUIET_POISON).flush()],
+      [{ t: 'quiet' }],
+    );
+  }
+
+  /** A statement was refused or failed in the router: the transaction, if any, fails as in Postgres. */
+  async failTransaction(): Promise<void> {
+    if (this.txnNode !== undefined) await this.poison(this.txnNode);
+    else if (this.localStatus === 'T') this.localStatus = 'E';
+  }
+
+  // ---- errors and the end ----
+
+  sendError(e: unknown): void {
+    const { fields, fatal, internal } = errorFields(e);
+    if (internal)
+      this.services.log.error(
+        { err: e, client: this.pid },
+        'internal error while serving a client',
+      );
+    this.services.metrics.error(fields.code || sqlstateOf(e));
+    this.out.push(errorFrame(fatal ? { ...fields, severity: 'FATAL' } : fields));
+    if (fatal) {
+      this.out.flush();
+      this.close();
+    }
+  }
+
+  fatal(e: unknown): void {
+    if (this.closed) return;
+    const { fields } = errorFields(e);
+    this.services.metrics.error(fields.code);
+    this.out.push(errorFrame({ ...fields, severity: 'FATAL' }));
+    this.out.flush();
+    this.close();
+  }
+
+  *activeBackends(): Iterable<Backend> {
+    yield* this.running;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.notify();
+    for (const [node, h] of this.held) {
+      this.held.delete(node);
+      // A backend mid-statement or mid-transaction is not reusable; the pool closes those.
+      if (this.running.has(h.backend)) h.backend.destroy('client went away');
+      h.pool.release(h.backend);
+    }
+    this.socket.end();
+    this.socket.destroySoon();
+    this.onEnd(this);
+  }
+}

@@ -1,0 +1,296 @@
+// The simple query protocol: one Query message, one or more statements, answered with their
+// results and one ReadyForQuery. Transaction control and session commands are tracked here;
+// everything else is routed and run where the Route says.
+import {
+  Writer,
+  writeCommandComplete,
+  writeEmptyQueryResponse,
+  type NoticeFields,
+} from '@tessera/pg-wire';
+import type { Analysis, SetAnalysis, TransactionAnalysis } from '@tessera/sql';
+import { RouterError, SQLSTATE, unsupported } from '../errors.js';
+import { route } from '../routing/route.js';
+import { routeLabel, type Route } from '../routing/route-types.js';
+import type { ParamSource } from '../routing/key-hash.js';
+import type { InMsg, Session } from './session.js';
+import { noticeFrame } from './errors-wire.js';
+import { runOnAll, runSplitInsert } from './fanout.js';
+import { runCopySplit } from './copy-in.js';
+
+/** A simple Query carries no parameters: a `$n` key cannot be known. */
+const NO_BIND: ParamSource = () => undefined;
+
+export async function handleQuery(s: Session, m: InMsg): Promise<void> {
+  try {
+    const sql = m.body.toString('utf8', 0, m.body.length - 1);
+    const analyses = s.services.cache.get(sql);
+    if (analyses.length === 0) {
+      s.out.push(writeEmptyQueryResponse(new Writer(8)).flush());
+    } else if (analyses.length === 1) {
+      await runStatement(s, analyses[0]!, m);
+    } else {
+      await runMany(s, analyses, m);
+    }
+  } catch (e) {
+    s.sendError(e);
+    if (s.closed) return;
+    await s.failTransaction().catch(() => undefined);
+  }
+  s.out.push(s.readyFrame());
+  s.out.flush();
+}
+
+function complete(s: Session, tag: string): void {
+  s.out.push(writeCommandComplete(new Writer(32), tag).flush());
+}
+
+/** One statement: local session commands, or routed. Errors thrown become one ErrorResponse. */
+async function runStatement(s: Session, a: Analysis, m: InMsg): Promise<void> {
+  if (
+    s.status() === 'E' &&
+    !(
+      a.kind === 'transaction' &&
+      (a.action === 'rollback' || a.action === 'rollback_to' || a.action === 'commit')
+    )
+  ) {
+    if (s.txnNode === undefined) {
+      throw new RouterError(
+        SQLSTATE.inFailedTransaction,
+        'current transaction is aborted, commands ignored until end of transaction block',
+      );
+    }
+  }
+  switch (a.kind) {
+    case 'transaction':
+      if (s.txnNode === undefined) return localTransaction(s, a, (b) => s.out.push(b));
+      return forward(s, s.txnNode, m, a);
+    case 'set':
+      return runSet(s, a, m);
+    case 'discard':
+      if (s.inTransaction() && a.target === 'all')
+        throw new RouterError('25001', 'DISCARD ALL cannot run inside a transaction block');
+      if (a.target === 'all') {
+        s.settings.resetAll();
+        s.statements.clear();
+      }
+      return complete(s, `DISCARD ${a.target.toUpperCase()}`);
+    case 'deallocate':
+      if (a.name === undefined) s.statements.clear();
+      else if (!s.statements.delete(a.name))
+        throw new RouterError(
+          SQLSTATE.invalidSqlStatementName,
+          `prepared statement "${a.name}" does not exist`,
+        );
+      return complete(s, a.name === undefined ? 'DEALLOCATE ALL' : 'DEALLOCATE');
+    case 'listen':
+    case 'unlisten':
+      if (s.services.config.poolMode === 'transaction')
+        throw unsupported(
+          'LISTEN and UNLISTEN are not supported under transaction pooling (run the router with --pool-mode session)',
+        );
+      break;
+    default:
+      break;
+  }
+  const catalog = s.catalog();
+  const r = route(a, catalog, NO_BIND);
+  s.services.metrics.statements(routeLabel(r));
+  await execute(s, r, a, m);
+}
+
+async function execute(s: Session, r: Route, a: Analysis, m: InMsg): Promise<void> {
+  switch (r.kind) {
+    case 'refuse':
+    case 'params':
+      throw unsupported(r.kind === 'refuse' ? r.message : 'a bind parameter in a simple query');
+    case 'node':
+      return forward(s, pickNode(s, r.node, r.flexible), m, a);
+    case 'copy':
+      if (r.mode === 'node') return forward(s, pickNode(s, r.node, false), m, a);
+      notInTransaction(s, 'COPY into a table on several nodes');
+      return runCopySplit(s, r, a);
+    case 'all':
+      if (r.nodes.length === 1) return forward(s, pickNode(s, r.nodes[0]!, false), m, a);
+      notInTransaction(
+        s,
+        r.why === 'reference_write'
+          ? 'a write to a reference table (it runs on every node)'
+          : 'a statement that runs on every node',
+      );
+      return runOnAll(s, r, a.sql);
+    case 'split':
+      notInTransaction(s, 'an INSERT whose rows go to several nodes');
+      if (a.kind !== 'insert') throw new Error('split route for a non-INSERT');
+      return runSplitInsert(s, r, a);
+  }
+}
+
+/** Inside a transaction only its node can be used: a second node needs two-phase commit. */
+export function pickNode(s: Session, node: string, flexible: boolean): string {
+  const txn = s.txnNode;
+  if (txn !== undefined) {
+    if (flexible || txn === node) return txn;
+    throw unsupported(
+      `this statement runs on node "${node}" but the transaction already uses node "${txn}"; a transaction across nodes is not supported yet`,
+    );
+  }
+  if (flexible) {
+    // Session pooling or an open cycle: reuse what is held rather than open another backend.
+    const first = s.held.keys().next();
+    if (first.done !== true) return first.value;
+  }
+  return node;
+}
+
+function notInTransaction(s: Session, what: string): void {
+  if (s.inTransaction())
+    throw unsupported(
+      `${what} inside a transaction block is not supported yet (it needs two-phase commit)`,
+    );
+}
+
+/** Sends the client's Query to one node and forwards the answer (ReadyForQuery excepted). */
+async function forward(s: Session, node: string, m: InMsg, a: Analysis | undefined): Promise<void> {
+  const catalog = s.catalog();
+  const wasIdle = s.status() === 'I';
+  if (wasIdle) s.settingsAtBegin = s.settings.save();
+  const { backend, messages, expect } = await s.engage(node, catalog);
+  messages.push(m.raw);
+  expect.push({ t: 'query', ready: false });
+  // The ReadyForQuery is the session's to send (it knows the status the client should see).
+  const result = await s.run1(backend, messages, expect, true);
+  afterStatement(s, a, result.error, result.tags);
+  s.settle(node);
+  if (a?.kind === 'set' && result.error === undefined && !backend.dead)
+    backend.settingsKey = s.settings.key();
+}
+
+/** Session bookkeeping once a statement ran on a node. */
+function afterStatement(
+  s: Session,
+  a: Analysis | undefined,
+  error: NoticeFields | undefined,
+  tags: string[],
+): void {
+  if (a === undefined) return;
+  if (error !== undefined) return;
+  if (a.kind === 'set') s.settings.apply(a);
+  if (
+    a.kind === 'transaction' &&
+    (a.action === 'rollback' || tags.includes('ROLLBACK')) &&
+    s.settingsAtBegin
+  ) {
+    s.settings.restore(s.settingsAtBegin);
+    s.settingsAtBegin = undefined;
+  }
+}
+
+async function runSet(s: Session, a: SetAnalysis, m: InMsg): Promise<void> {
+  if (s.txnNode !== undefined) return forward(s, s.txnNode, m, a);
+  if (s.localStatus !== 'I') {
+    // Inside a transaction no node was picked for yet: it runs first thing on that node.
+    s.prelude.push(a.sql);
+    s.settings.apply(a);
+    return complete(s, a.action === 'reset' || a.action === 'reset_all' ? 'RESET' : 'SET');
+  }
+  if (a.isLocal) {
+    s.out.push(noticeFrame('WARNING', '25P01', 'SET LOCAL can only be used in transaction blocks'));
+    return complete(s, 'SET');
+  }
+  // Validated by a node (bad values fail as in Postgres), then remembered for every backend.
+  return forward(s, pickNode(s, s.catalog().home, true), m, a);
+}
+
+/** BEGIN ... before any node was picked: answered by the router, replayed on the node later. */
+export function localTransaction(
+  s: Session,
+  a: TransactionAnalysis,
+  emit: (frame: Buffer) => void,
+): void {
+  const complete = (tag: string): void => emit(writeCommandComplete(new Writer(32), tag).flush());
+  switch (a.action) {
+    case 'begin':
+      if (s.localStatus !== 'I') {
+        emit(noticeFrame('WARNING', '25001', 'there is already a transaction in progress'));
+      } else {
+        s.localStatus = 'T';
+        s.prelude = [a.sql];
+        s.settingsAtBegin = s.settings.save();
+      }
+      return complete('BEGIN');
+    case 'commit':
+    case 'rollback': {
+      const failed = s.localStatus === 'E';
+      if (s.localStatus === 'I')
+        emit(noticeFrame('WARNING', '25P01', 'there is no transaction in progress'));
+      if ((failed || a.action === 'rollback') && s.settingsAtBegin)
+        s.settings.restore(s.settingsAtBegin);
+      s.localStatus = 'I';
+      s.prelude = [];
+      s.settingsAtBegin = undefined;
+      return complete(a.action === 'commit' && !failed ? 'COMMIT' : 'ROLLBACK');
+    }
+    case 'savepoint':
+    case 'release':
+    case 'rollback_to':
+      if (s.localStatus === 'I')
+        throw new RouterError(
+          '25P01',
+          `${a.keyword.toUpperCase()} can only be used in transaction blocks`,
+        );
+      s.prelude.push(a.sql);
+      if (a.action === 'rollback_to') s.localStatus = 'T';
+      return complete(
+        a.action === 'savepoint' ? 'SAVEPOINT' : a.action === 'release' ? 'RELEASE' : 'ROLLBACK',
+      );
+    default:
+      throw unsupported(
+        `${a.keyword.toUpperCase()} (two-phase commit commands) through the router is not supported`,
+      );
+  }
+}
+
+/** Several statements in one Query: run as one on a single node when they all fit there. */
+async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Promise<void> {
+  const catalog = s.catalog();
+  let node: string | undefined;
+  let flexibleOnly = true;
+  for (const a of analyses) {
+    if (a.kind === 'transaction' || a.kind === 'set' || a.kind === 'show') continue;
+    if (
+      a.kind === 'discard' ||
+      a.kind === 'deallocate' ||
+      a.kind === 'listen' ||
+      a.kind === 'unlisten'
+    ) {
+      throw unsupported(
+        `${a.kind.toUpperCase()} in a multi-statement query is not supported by the router; send it on its own`,
+      );
+    }
+    const r = route(a, catalog, NO_BIND);
+    if (r.kind === 'refuse') throw unsupported(r.message);
+    if (r.kind !== 'node')
+      throw unsupported(
+        'a multi-statement query with a statement that runs on several nodes is not supported yet; send the statements one by one',
+      );
+    if (r.flexible) continue;
+    flexibleOnly = false;
+    if (node !== undefined && node !== r.node) {
+      throw unsupported(
+        `the statements of this query run on different nodes ("${node}" and "${r.node}"); send them one by one`,
+      );
+    }
+    node = r.node;
+  }
+  s.services.metrics.statements(flexibleOnly ? 'home' : 'single');
+  const target = pickNode(s, node ?? catalog.home, node === undefined);
+  const { backend, messages, expect } = await s.engage(target, catalog);
+  messages.push(m.raw);
+  expect.push({ t: 'query', ready: false });
+  const result = await s.run1(backend, messages, expect, true);
+  if (result.error === undefined) {
+    for (const a of analyses) if (a.kind === 'set') s.settings.apply(a);
+    backend.settingsKey = s.settings.key();
+  }
+  s.settle(target);
+}

@@ -1,0 +1,114 @@
+// The startup handshake of a client connection: SSLRequest and GSSENCRequest refused with 'N',
+// CancelRequest forwarded, protocol 3.0 checked, trust or SCRAM authentication, then the
+// ParameterStatus values of a real backend, a router-minted BackendKeyData, and ReadyForQuery.
+import {
+  READY_FOR_QUERY_IDLE,
+  SSL_REFUSE,
+  Writer,
+  parseStartup,
+  writeAuthenticationOk,
+  writeBackendKeyData,
+  writeNegotiateProtocolVersion,
+  writeParameterStatus,
+  type StartupMessage,
+} from '@tessera/pg-wire';
+import { RouterError, SQLSTATE } from '../errors.js';
+import type { Session } from './session.js';
+import { errorFields, errorFrame } from './errors-wire.js';
+import { authenticateScram } from './auth-scram.js';
+
+/** Parameters a backend reports that a client's own startup value overrides. */
+const CLIENT_REPORTED = [
+  'application_name',
+  'client_encoding',
+  'DateStyle',
+  'TimeZone',
+  'IntervalStyle',
+  'standard_conforming_strings',
+];
+
+/** True when the client is logged in and ready; false when the connection should close. */
+export async function runStartup(s: Session): Promise<boolean> {
+  let startup: StartupMessage | undefined;
+  while (startup === undefined) {
+    const body = s.reader.readStartup();
+    if (body === undefined) {
+      if (s.closed) return false;
+      await s.waitData();
+      continue;
+    }
+    const packet = parseStartup(body);
+    switch (packet.kind) {
+      case 'ssl':
+      case 'gssenc':
+        // No TLS configured: say so and expect the real startup packet in the clear.
+        s.socket.write(SSL_REFUSE);
+        continue;
+      case 'cancel':
+        s.services.cancels.cancel(packet.pid, packet.secret);
+        return false;
+      case 'startup':
+        startup = packet;
+        break;
+    }
+  }
+  if (s.refusal) throw s.refusal;
+  const user = startup.params.get('user');
+  if (user === undefined || user === '') {
+    throw new RouterError(
+      SQLSTATE.invalidAuthorization,
+      'no PostgreSQL user name specified in startup packet',
+      'FATAL',
+    );
+  }
+  s.user = user;
+  s.database = startup.params.get('database') || user;
+  s.settings.fromStartup(startup.params);
+  const w = new Writer(512);
+  const unknownOptions = [...startup.params.keys()].filter((k) => k.startsWith('_pq_.'));
+  if (startup.minor > 0 || unknownOptions.length > 0)
+    writeNegotiateProtocolVersion(w, 196608, unknownOptions);
+
+  if (s.services.config.auth === 'scram') {
+    s.socket.write(w.flush());
+    const ok = await authenticateScram(s);
+    if (!ok) return false;
+  }
+  const catalog = s.services.catalog();
+  if (!catalog)
+    throw new RouterError(
+      SQLSTATE.cannotConnectNow,
+      'the router has no valid catalog yet; retry shortly',
+      'FATAL',
+    );
+
+  // Log in on the home node as the client's role: the node itself says whether the role and
+  // database exist, and its ParameterStatus values are what the client should see.
+  let serverParams: Map<string, string>;
+  try {
+    const pool = s.services.pools.pool(catalog, catalog.home, s.database, s.user);
+    const b = await pool.acquire(s.services.config.acquireTimeoutMs);
+    serverParams = new Map(b.params);
+    pool.release(b);
+  } catch (e) {
+    const { fields } = errorFields(e);
+    s.services.metrics.error(fields.code);
+    s.out.push(errorFrame({ ...fields, severity: 'FATAL' }));
+    s.out.flush();
+    return false;
+  }
+  writeAuthenticationOk(w);
+  for (const name of CLIENT_REPORTED) {
+    const v = startup.params.get(name) ?? startup.params.get(name.toLowerCase());
+    if (v !== undefined && serverParams.has(name)) serverParams.set(name, v);
+  }
+  for (const [name, value] of serverParams) writeParameterStatus(w, name, value);
+  const key = s.services.cancels.mintKey();
+  s.pid = key.pid;
+  s.secret = key.secret;
+  s.services.cancels.register(key.pid, s);
+  writeBackendKeyData(w, key.pid, key.secret);
+  w.bytes(READY_FOR_QUERY_IDLE);
+  s.socket.write(w.flush());
+  return true;
+}

@@ -1,0 +1,74 @@
+// A client's prepared statements under transaction pooling: what it asked to Parse, under its
+// own names, and the router-unique name each gets on whichever backend runs it.
+import { createHash } from 'node:crypto';
+import { Writer, writeParse } from '@tessera/pg-wire';
+import type { Analysis } from '@tessera/sql';
+
+export class StatementRecord {
+  private named: { key: string; name: string } | undefined;
+
+  constructor(
+    /** The client's name ('' = unnamed). */
+    readonly name: string,
+    readonly sql: string,
+    readonly paramTypes: readonly number[],
+    readonly analyses: readonly Analysis[],
+  ) {}
+
+  /** The only statement, if the text holds exactly one. */
+  get analysis(): Analysis | undefined {
+    return this.analyses.length === 1 ? this.analyses[0] : undefined;
+  }
+
+  /**
+   * The name on backends: the same text, types and session settings (search_path!) always get
+   * the same name, so clients share one server-side statement per backend.
+   */
+  serverName(settingsKey: string): string {
+    if (this.name === '') return '';
+    if (this.named?.key !== settingsKey) {
+      const h = createHash('sha1')
+        .update(this.sql)
+        .update('\0')
+        .update(this.paramTypes.join(','))
+        .update('\0')
+        .update(settingsKey)
+        .digest('hex');
+      this.named = { key: settingsKey, name: `tessera_${h.slice(0, 24)}` };
+    }
+    return this.named.name;
+  }
+
+  parseFrame(serverName: string): Buffer {
+    return writeParse(new Writer(256), serverName, this.sql, this.paramTypes).flush();
+  }
+}
+
+/** Bind with its statement name replaced (the rest of the body forwarded as it came). */
+export function rewriteBindStatement(body: Buffer, serverName: string): Buffer {
+  const portalEnd = body.indexOf(0);
+  const stmtEnd = body.indexOf(0, portalEnd + 1);
+  const name = Buffer.from(serverName, 'utf8');
+  const restLength = body.length - stmtEnd - 1;
+  const length = 4 + portalEnd + 1 + name.length + 1 + restLength;
+  const out = Buffer.allocUnsafe(1 + length);
+  out[0] = 0x42;
+  out.writeInt32BE(length, 1);
+  body.copy(out, 5, 0, portalEnd + 1);
+  name.copy(out, 5 + portalEnd + 1);
+  out[5 + portalEnd + 1 + name.length] = 0;
+  body.copy(out, 5 + portalEnd + 2 + name.length, stmtEnd + 1);
+  return out;
+}
+
+/** Describe or Close of a statement ('S') under another name. */
+export function targetFrame(code: number, target: 'S' | 'P', name: string): Buffer {
+  const n = Buffer.from(name, 'utf8');
+  const out = Buffer.allocUnsafe(1 + 4 + 1 + n.length + 1);
+  out[0] = code;
+  out.writeInt32BE(4 + 1 + n.length + 1, 1);
+  out[5] = target.charCodeAt(0);
+  n.copy(out, 6);
+  out[6 + n.length] = 0;
+  return out;
+}

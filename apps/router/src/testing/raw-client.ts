@@ -1,0 +1,93 @@
+// A bare protocol client for hostile-input tests: send arbitrary bytes, read whatever frames the
+// router answers, see whether it closed the connection.
+import { connect, type Socket } from 'node:net';
+import {
+  FrameReader,
+  Writer,
+  decodeErrorResponse,
+  writeStartupMessage,
+  type Frame,
+} from '@tessera/pg-wire';
+
+export class RawClient {
+  private readonly reader = new FrameReader();
+  private readonly frames: { code: number; body: Buffer }[] = [];
+  closed = false;
+  private waiters: (() => void)[] = [];
+
+  private constructor(readonly socket: Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.reader.push(chunk);
+      for (let f: Frame | undefined = this.reader.next(); f; f = this.reader.next())
+        this.frames.push({ code: f.code, body: Buffer.from(f.body) });
+      this.wake();
+    });
+    socket.on('close', () => {
+      this.closed = true;
+      this.wake();
+    });
+    socket.on('error', () => undefined);
+  }
+
+  static open(port: number): Promise<RawClient> {
+    return new Promise((resolve, reject) => {
+      const s = connect({ host: '127.0.0.1', port });
+      s.once('connect', () => resolve(new RawClient(s)));
+      s.once('error', reject);
+    });
+  }
+
+  /** Connects and logs in as postgres (trust): returns once ReadyForQuery arrived. */
+  static async login(port: number): Promise<RawClient> {
+    const c = await RawClient.open(port);
+    c.send(writeStartupMessage(new Writer(), { user: 'postgres', database: 'postgres' }).flush());
+    await c.until((f) => f.code === 0x5a);
+    return c;
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  send(b: Buffer): void {
+    this.socket.write(b);
+  }
+
+  /** Frames until (and including) one matching `pred`; rejects if the connection closes first. */
+  async until(
+    pred: (f: { code: number; body: Buffer }) => boolean,
+    timeoutMs = 5000,
+  ): Promise<{ code: number; body: Buffer }[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const i = this.frames.findIndex(pred);
+      if (i >= 0) return this.frames.splice(0, i + 1);
+      if (this.closed)
+        throw new Error(
+          `connection closed; frames: ${this.frames.map((f) => String.fromCharCode(f.code)).join('')}`,
+        );
+      if (Date.now() > deadline) throw new Error('timed out waiting for a frame');
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+  }
+
+  /** Resolves true when the router closed the connection within the time. */
+  async closedWithin(ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (!this.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return this.closed;
+  }
+
+  errors(): string[] {
+    return this.frames.filter((f) => f.code === 0x45).map((f) => decodeErrorResponse(f.body).code);
+  }
+
+  end(): void {
+    this.socket.destroy();
+  }
+}
