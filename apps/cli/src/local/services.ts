@@ -1,6 +1,6 @@
 // The Tessera services the local cluster runs besides Postgres: one table entry per service.
 // Adding the mover or the agents later is one more entry here (agents: one per node).
-import { connect } from 'node:net';
+import pg from 'pg';
 import { CatalogService, createClient } from '@tessera/proto';
 import { appEntry } from '../paths.js';
 import { superuserUrl } from './postgres-nodes.js';
@@ -52,7 +52,8 @@ export const SERVICES: readonly ServiceSpec[] = [
       String(c.routerMetricsPort),
     ],
     ports: (c) => ({ pg: c.routerPort, metrics: c.routerMetricsPort }),
-    ready: (c) => acceptsConnections(c.routerPort),
+    // Listening is not enough: until its first catalog arrives the router answers 57P03.
+    ready: (c) => routerAnswers(c.routerPort),
     absentNote: 'the router is not part of this build yet: connect to the nodes directly',
   },
 ];
@@ -70,16 +71,19 @@ export async function coordinatorAnswers(address: string, timeoutMs = 2_000): Pr
   }
 }
 
-/** True when a TCP connection to 127.0.0.1:port is accepted. */
-export function acceptsConnections(port: number, timeoutMs = 1_000): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
+/** True when `select 1` through the router succeeds (it has a catalog and reaches home). */
+export async function routerAnswers(port: number, timeoutMs = 2_000): Promise<boolean> {
+  const client = new pg.Client({
+    connectionString: superuserUrl(port, 'postgres'),
+    connectionTimeoutMillis: timeoutMs,
   });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
