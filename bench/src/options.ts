@@ -1,0 +1,158 @@
+// Command-line options shared by every suite, and `--quick` (the smoke test's tiny settings).
+import { join } from 'node:path';
+import { REPO_ROOT } from './harness/entry.js';
+
+export interface BenchOptions {
+  rounds: number;
+  durationS: number;
+  warmupS: number;
+  /** Replaces every workload's client counts when given. */
+  clients?: number[] | undefined;
+  /** Only these targets (names as in the output); all of the suite's when absent. */
+  targets?: string[] | undefined;
+  quick: boolean;
+  /** pgbench branches: on the one node (overhead), or per node (scaleout). */
+  scale?: number | undefined;
+  nodes: number[];
+  routers: number[];
+  connections: number;
+  threads: number;
+  outDir: string;
+  installPgbouncer: boolean;
+  routerPoolMode: 'transaction' | 'session';
+  /** How long a router may take to answer its first query before it counts as unable to start. */
+  routerStartTimeoutMs: number;
+}
+
+export class UsageError extends Error {
+  readonly code = 'BENCH_USAGE';
+}
+
+export const OPTIONS_HELP = `Options:
+  --rounds N            interleaved rounds, each running every target once (default 3)
+  --duration S          seconds per pgbench run (default 10)
+  --warmup S            seconds of warm-up per target before round 1 (default 5)
+  --clients LIST        client counts, replacing every workload's own (e.g. 16,64)
+  --targets LIST        only these targets (direct,router,pgbouncer,passthrough)
+  --scale N             pgbench branches (overhead: on the node; scaleout: per node)
+  --nodes LIST          scaleout: node counts (default 1,2,3)
+  --routers LIST        scaleout: router process counts (default 1,2)
+  --connections N       idle: idle client connections (default 1000)
+  --threads N           pgbench -j (default: cores)
+  --router-pool-mode M  transaction (default) or session
+  --no-install          never apt-get install pgbouncer; skip it when missing
+  --out DIR             where results go (default bench/results)
+  --quick               smoke settings: 1 round, 2 s runs, 2 clients, scale 1, no warm-up,
+                        scaleout on 1 node, 20 idle connections, no installs
+  --help                this text
+`;
+
+function list(flag: string, text: string | undefined): number[] {
+  if (text === undefined) throw new UsageError(`${flag} needs a value`);
+  const out = text.split(',').map((s) => Number(s.trim()));
+  if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n <= 0)) {
+    throw new UsageError(`${flag} takes positive whole numbers separated by commas, not "${text}"`);
+  }
+  return out;
+}
+
+function one(flag: string, text: string | undefined): number {
+  const [n] = list(flag, text);
+  if (text?.includes(',')) throw new UsageError(`${flag} takes one number, not "${text}"`);
+  return n!;
+}
+
+export function parseOptions(argv: readonly string[], cores: number): BenchOptions {
+  const quick = argv.includes('--quick');
+  const o: BenchOptions = {
+    rounds: quick ? 1 : 3,
+    durationS: quick ? 2 : 10,
+    warmupS: quick ? 0 : 5,
+    clients: quick ? [2] : undefined,
+    targets: undefined,
+    quick,
+    scale: quick ? 1 : undefined,
+    nodes: quick ? [1] : [1, 2, 3],
+    routers: quick ? [1] : [1, 2],
+    connections: quick ? 20 : 1000,
+    threads: Math.max(1, cores),
+    outDir: join(REPO_ROOT, 'bench', 'results'),
+    installPgbouncer: !quick,
+    routerPoolMode: 'transaction',
+    routerStartTimeoutMs: quick ? 20_000 : 60_000,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const v = () => argv[++i];
+    switch (a) {
+      case '--quick':
+        break;
+      case '--rounds':
+        o.rounds = one(a, v());
+        break;
+      case '--duration':
+        o.durationS = one(a, v());
+        break;
+      case '--warmup': {
+        const t = v();
+        o.warmupS = t === '0' ? 0 : one(a, t);
+        break;
+      }
+      case '--clients':
+        o.clients = list(a, v());
+        break;
+      case '--targets': {
+        const t = v();
+        if (!t) throw new UsageError('--targets needs a value');
+        o.targets = t
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        break;
+      }
+      case '--scale':
+        o.scale = one(a, v());
+        break;
+      case '--nodes':
+        o.nodes = list(a, v());
+        break;
+      case '--routers':
+        o.routers = list(a, v());
+        break;
+      case '--connections':
+        o.connections = one(a, v());
+        break;
+      case '--threads':
+        o.threads = one(a, v());
+        break;
+      case '--out': {
+        const t = v();
+        if (!t) throw new UsageError('--out needs a directory');
+        o.outDir = t;
+        break;
+      }
+      case '--no-install':
+        o.installPgbouncer = false;
+        break;
+      case '--router-pool-mode': {
+        const t = v();
+        if (t !== 'transaction' && t !== 'session') {
+          throw new UsageError(
+            `--router-pool-mode must be transaction or session, not "${t ?? ''}"`,
+          );
+        }
+        o.routerPoolMode = t;
+        break;
+      }
+      default:
+        throw new UsageError(`unknown option "${a}"; run with --help to see the options`);
+    }
+  }
+  return o;
+}
+
+/** Whether a target of this name should run (--targets matches "router" for "router x2" too). */
+export function wants(o: BenchOptions, name: string): boolean {
+  if (!o.targets) return true;
+  return o.targets.some((t) => t === name || name.startsWith(`${t} `));
+}

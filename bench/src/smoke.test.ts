@@ -1,0 +1,83 @@
+// Keeps the suites working: each runs through the real command (`bench/bin/bench.mjs <suite>
+// --quick`) for a few seconds, into a temp directory, all three at once to stay fast. The numbers
+// mean nothing here; only that results are produced and written.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { SuiteResult } from './report/model.js';
+
+const BENCH = fileURLToPath(new URL('../bin/bench.mjs', import.meta.url));
+const SUITES = ['overhead', 'scaleout', 'idle'] as const;
+const out = mkdtempSync(join(tmpdir(), 'tessera-bench-smoke-'));
+const runs = new Map<string, { code: number; output: string }>();
+
+function runSuite(suite: string): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BENCH, suite, '--quick', '--out', join(out, suite)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGTERM'), 100_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, output });
+    });
+  });
+}
+
+function result(suite: string): SuiteResult {
+  const dir = join(out, suite);
+  const json = readdirSync(dir).find((f) => f.endsWith(`-${suite}.json`));
+  assert.ok(json, `no JSON result for ${suite}: ${runs.get(suite)?.output ?? ''}`);
+  return JSON.parse(readFileSync(join(dir, json), 'utf8')) as SuiteResult;
+}
+
+function assertFilesWritten(suite: string): void {
+  const r = result(suite);
+  for (const ext of ['md', 'svg']) {
+    const f = join(out, suite, `${r.date}-${suite}.${ext}`);
+    assert.ok(existsSync(f), `${f} missing`);
+    assert.ok(readFileSync(f, 'utf8').length > 100);
+  }
+  assert.match(readFileSync(join(out, suite, `${r.date}-${suite}.svg`), 'utf8'), /^<svg /);
+}
+
+before(async () => {
+  const all = await Promise.all(SUITES.map((s) => runSuite(s)));
+  SUITES.forEach((s, i) => runs.set(s, all[i]!));
+});
+
+after(() => rmSync(out, { recursive: true, force: true }));
+
+describe('bench --quick', () => {
+  for (const suite of ['overhead', 'scaleout'] as const) {
+    test(`${suite}: direct has TPS > 0 in every workload, files written`, () => {
+      const run = runs.get(suite)!;
+      assert.equal(run.code, 0, run.output);
+      const r = result(suite);
+      const direct = r.summary.filter((s) => s.target === 'direct');
+      assert.ok(direct.length >= 3, run.output);
+      for (const row of direct)
+        assert.ok((row.values['tps'] ?? 0) > 0, `${row.group}: ${run.output}`);
+      assert.ok(r.machine.cores > 0 && r.machine.postgres.includes('PostgreSQL'));
+      assertFilesWritten(suite);
+      // Every target either ran or says why it did not.
+      for (const t of r.targets) assert.ok(t.detail !== undefined || t.skipped !== undefined);
+    });
+  }
+
+  test('idle: the pass-through proxy holds the clients, files written', () => {
+    const run = runs.get('idle')!;
+    assert.equal(run.code, 0, run.output);
+    const r = result('idle');
+    const pass = r.summary.find((s) => s.target === 'passthrough');
+    assert.ok(pass && (pass.values['rssAfterMB'] ?? 0) > 0, run.output);
+    assertFilesWritten('idle');
+  });
+});

@@ -1,0 +1,188 @@
+// Suite `overhead`: what a proxy in front of one Postgres costs. pgbench workloads run against
+// Postgres directly, through the router (one-node catalog, pgbench tables distributed by bid),
+// through PgBouncer in session mode and through a bare Node pipe, in interleaved rounds; reported
+// as TPS, latency, ratios to direct and to PgBouncer from the same round, and the proxy's CPU per
+// statement.
+import { startPostgres } from '@tessera/testkit';
+import { machineInfo, postgresSettings } from '../harness/machine.js';
+import { REPO_ROOT } from '../harness/entry.js';
+import { roundOrder } from '../harness/stats.js';
+import { measure } from '../pgbench/measure.js';
+import { loadBranches } from '../pgbench/load.js';
+import { WORKLOADS, workloadScript, type WorkloadKind } from '../pgbench/scripts.js';
+import { capacityLines } from '../report/capacity.js';
+import {
+  isoDate,
+  summarize,
+  type Measurement,
+  type Metric,
+  type SuiteResult,
+} from '../report/model.js';
+import { addRatios } from '../report/ratios.js';
+import { startOneNodeTargets } from './pgbench-targets.js';
+import type { Suite, SuiteContext } from './suite.js';
+
+const DEFAULT_SCALE = 10;
+const TARGETS = ['direct', 'router', 'pgbouncer', 'passthrough'] as const;
+
+/** The issue's workloads: -S at 16 and 64 clients, writes and TPC-B-within-branch at 16. */
+const PLAN: readonly { kind: WorkloadKind; clients: number[] }[] = [
+  { kind: 'select', clients: [16, 64] },
+  { kind: 'write', clients: [16] },
+  { kind: 'tpcb-branch', clients: [16] },
+];
+
+export const METRICS: Metric[] = [
+  { key: 'tps', label: 'TPS', digits: 0 },
+  { key: 'p50Ms', label: 'p50 ms', digits: 2 },
+  { key: 'p99Ms', label: 'p99 ms', digits: 2 },
+  { key: 'vsDirect', label: 'x direct', digits: 2 },
+  { key: 'vsPgbouncer', label: 'x pgbouncer', digits: 2 },
+  { key: 'cpuUsPerStmt', label: 'proxy CPU µs/stmt', digits: 1 },
+];
+
+interface Workload {
+  kind: WorkloadKind;
+  clients: number;
+  group: string;
+}
+
+export function overheadWorkloads(clients?: number[]): Workload[] {
+  const out: Workload[] = [];
+  for (const p of PLAN) {
+    for (const c of clients ?? p.clients) {
+      const group = `${p.kind}, ${c} clients`;
+      if (!out.some((w) => w.group === group)) out.push({ kind: p.kind, clients: c, group });
+    }
+  }
+  return out;
+}
+
+async function run(ctx: SuiteContext): Promise<SuiteResult> {
+  const { opts } = ctx;
+  const startedAt = new Date();
+  const scale = opts.scale ?? DEFAULT_SCALE;
+  const workloads = overheadWorkloads(opts.clients);
+  const maxClients = Math.max(...workloads.map((w) => w.clients));
+  // Enough for pgbench direct plus the pools the router and pgbouncer keep open meanwhile.
+  const maxConnections = Math.max(300, 4 * maxClients + 50);
+  ctx.log(
+    `starting Postgres (max_connections=${maxConnections}) and loading pgbench scale ${scale}`,
+  );
+  const pg = await startPostgres({
+    name: 'bench-overhead',
+    settings: { max_connections: String(maxConnections) },
+  });
+  try {
+    const bids = Array.from({ length: scale }, (_, i) => i + 1);
+    await loadBranches(pg, bids);
+    const pgSettings = await postgresSettings(pg);
+    ctx.log('starting targets');
+    const t = await startOneNodeTargets({
+      opts,
+      pg,
+      names: TARGETS,
+      maxClients,
+      poolSize: maxClients,
+      log: ctx.log,
+    });
+    try {
+      const script = (kind: WorkloadKind) => workloadScript(kind, { from: 1, to: scale });
+      const spec = (target: (typeof t.running)[number], w: Workload, durationS: number) => ({
+        legs: [
+          { host: target.host, port: target.port, script: script(w.kind), clients: w.clients },
+        ],
+        pids: target.pid === undefined ? [] : [target.pid],
+        durationS,
+        threads: opts.threads,
+        statementsPerTxn: WORKLOADS[w.kind].statementsPerTxn,
+      });
+      if (opts.warmupS > 0) {
+        ctx.log(`warm-up: ${opts.warmupS} s per target`);
+        const w = workloads.at(-1)!; // the heaviest script touches every table
+        for (const target of t.running) await measure(spec(target, w, opts.warmupS));
+      }
+      const measurements: Measurement[] = [];
+      for (let round = 1; round <= opts.rounds; round++) {
+        const order = roundOrder(t.running, round - 1);
+        ctx.log(`round ${round}/${opts.rounds}: ${order.map((x) => x.name).join(', ')}`);
+        for (const w of workloads) {
+          for (const target of order) {
+            const r = await measure(spec(target, w, opts.durationS));
+            measurements.push({
+              round,
+              group: w.group,
+              target: target.name,
+              values: r.values,
+              error: r.error,
+            });
+            ctx.log(progressLine(w.group, target.name, r.values, r.error));
+          }
+        }
+      }
+      addRatios(measurements, 'direct', 'vsDirect');
+      addRatios(measurements, 'pgbouncer', 'vsPgbouncer');
+      const summary = summarize(measurements, METRICS);
+      return {
+        suite: 'overhead',
+        title: 'Tessera overhead: one node, pgbench',
+        date: isoDate(startedAt),
+        startedAt: startedAt.toISOString(),
+        finishedAt: new Date().toISOString(),
+        command: ctx.command,
+        machine: machineInfo(REPO_ROOT, t.pgbouncerBin),
+        settings: {
+          rounds: opts.rounds,
+          durationS: opts.durationS,
+          warmupS: opts.warmupS,
+          scale,
+          pgbenchThreads: opts.threads,
+          routerPoolMode: opts.routerPoolMode,
+          proxyPoolSize: maxClients,
+          postgres: pgSettings,
+        },
+        targets: t.infos,
+        groups: workloads.map((w) => ({
+          name: w.group,
+          description: `${WORKLOADS[w.kind].description}; ${WORKLOADS[w.kind].statementsPerTxn} statement(s) per transaction`,
+        })),
+        metrics: METRICS,
+        chartMetric: 'tps',
+        measurements,
+        summary,
+        notes: [
+          'Ratios are taken within each round (same workload, same round), then the median over rounds.',
+          'Proxy CPU is utime+stime of the proxy process (and its children) from /proc/<pid>/stat across the run, divided by transactions x statements per transaction.',
+          'pgbench runs on the same machine and competes for its cores; every target pays that alike.',
+        ],
+        capacity: capacityLines(summary),
+      };
+    } finally {
+      await t.stopAll();
+    }
+  } finally {
+    await pg.dispose();
+  }
+}
+
+export function progressLine(
+  group: string,
+  target: string,
+  v: Record<string, number | null>,
+  error?: string,
+): string {
+  const f = (x: number | null | undefined, d: number) =>
+    typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-';
+  const cpu =
+    typeof v['cpuUsPerStmt'] === 'number' ? `  cpu ${f(v['cpuUsPerStmt'], 1)} µs/stmt` : '';
+  const head = `  ${group.padEnd(26)} ${target.padEnd(12)}`;
+  if (error !== undefined && v['tps'] === undefined) return `${head} FAILED: ${error}`;
+  return `${head} ${f(v['tps'], 0).padStart(8)} tps  p50 ${f(v['p50Ms'], 2)} ms  p99 ${f(v['p99Ms'], 2)} ms${cpu}${error ? `  (${error})` : ''}`;
+}
+
+export const overhead: Suite = {
+  name: 'overhead',
+  summary:
+    'one node: direct vs router vs pgbouncer (session) vs a bare Node pipe; TPS, latency, CPU/stmt',
+  run,
+};

@@ -1,0 +1,111 @@
+// Starting the one-node targets that the overhead and idle suites share (direct, router,
+// pgbouncer, passthrough), each one either running or skipped with the reason said out loud.
+import type { PgServer } from '@tessera/testkit';
+import { wants, type BenchOptions } from '../options.js';
+import type { TargetInfo } from '../report/model.js';
+import { startBenchCatalog, type BenchCatalog } from '../targets/catalog.js';
+import { directTarget } from '../targets/direct.js';
+import { startPassthrough } from '../targets/passthrough-target.js';
+import { ensurePgbouncer, startPgbouncer } from '../targets/pgbouncer.js';
+import { startRouter } from '../targets/router.js';
+import { skipped, type Target, type TargetStart } from '../targets/target.js';
+
+export interface OneNodeTargets {
+  running: Target[];
+  infos: TargetInfo[];
+  pgbouncerBin?: string | undefined;
+  stopAll(): Promise<void>;
+}
+
+export interface OneNodeOptions {
+  opts: BenchOptions;
+  pg: PgServer;
+  /** Which of direct/router/pgbouncer/passthrough this suite runs. */
+  names: readonly string[];
+  /** Clients that may be connected at once (pool sizes, max_client_conn). */
+  maxClients: number;
+  /** Backend pool per proxy (pgbouncer default_pool_size, router --pool-size). */
+  poolSize: number;
+  log(line: string): void;
+}
+
+export async function startOneNodeTargets(o: OneNodeOptions): Promise<OneNodeTargets> {
+  const running: Target[] = [];
+  const infos: TargetInfo[] = [];
+  let catalog: BenchCatalog | undefined;
+  let pgbouncerBin: string | undefined;
+  const stopAll = async () => {
+    for (const t of running.splice(0)) await t.stop().catch(() => undefined);
+    await catalog?.stop().catch(() => undefined);
+  };
+  const add = (s: TargetStart) => {
+    if (s.ok) {
+      running.push(s.target);
+      infos.push({ name: s.target.name, detail: s.target.detail });
+      o.log(`  ${s.target.name.padEnd(12)} ${s.target.detail}`);
+    } else {
+      infos.push({ name: s.name, skipped: s.reason });
+      o.log(`  ${s.name.padEnd(12)} SKIPPED: ${s.reason}`);
+    }
+  };
+  try {
+    for (const name of o.names) {
+      if (!wants(o.opts, name)) continue;
+      switch (name) {
+        case 'direct':
+          add({ ok: true, target: directTarget(o.pg.host, o.pg.port) });
+          break;
+        case 'router': {
+          try {
+            catalog = await startBenchCatalog({ home: o.pg, data: [] });
+          } catch (e) {
+            add(
+              skipped(
+                'router',
+                `no coordinator for it: ${e instanceof Error ? e.message : String(e)}`,
+              ),
+            );
+            break;
+          }
+          add(
+            await startRouter({
+              coordinator: catalog.address,
+              poolSize: o.poolSize,
+              poolMode: o.opts.routerPoolMode,
+              maxClients: o.maxClients + 20,
+              startTimeoutMs: o.opts.routerStartTimeoutMs,
+            }),
+          );
+          break;
+        }
+        case 'pgbouncer': {
+          const found = await ensurePgbouncer(o.opts.installPgbouncer);
+          if ('reason' in found) {
+            add(skipped('pgbouncer', found.reason));
+            break;
+          }
+          pgbouncerBin = found.bin;
+          add(
+            await startPgbouncer({
+              bin: found.bin,
+              upstreamHost: o.pg.host,
+              upstreamPort: o.pg.port,
+              maxClients: o.maxClients,
+              poolSize: o.poolSize,
+            }),
+          );
+          break;
+        }
+        case 'passthrough':
+          add(await startPassthrough(o.pg.host, o.pg.port));
+          break;
+        default:
+          throw new Error(`unknown target ${name}`);
+      }
+    }
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+  return { running, infos, pgbouncerBin, stopAll };
+}

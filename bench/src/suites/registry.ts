@@ -1,0 +1,12 @@
+// The suites `npm run bench` knows. A new suite (scatter, 2pc, move) is one file under suites/
+// exporting a Suite, plus one line here: a suite is listed only once it measures something.
+import { idle } from './idle.js';
+import { overhead } from './overhead.js';
+import { scaleout } from './scaleout.js';
+import type { Suite } from './suite.js';
+
+export const SUITES: readonly Suite[] = [overhead, scaleout, idle];
+
+export function findSuite(name: string): Suite | undefined {
+  return SUITES.find((s) => s.name === name);
+}

@@ -1,0 +1,73 @@
+// The Tessera router as its own process, pointed at a coordinator. When apps/router cannot start
+// (not built yet, a startup error) the target is skipped with the router's own last words.
+import { join } from 'node:path';
+import { freePort } from '@tessera/pgctl';
+import { REPO_ROOT, nodeEntry } from '../harness/entry.js';
+import { startProcess } from '../harness/processes.js';
+import { answersQueries, skipped, type TargetStart } from './target.js';
+
+export interface RouterOptions {
+  name?: string;
+  coordinator: string;
+  poolSize: number;
+  poolMode: 'transaction' | 'session';
+  /** Client connections the router must accept at once (its --max-clients). */
+  maxClients: number;
+  /** How long it may take to answer its first query (default 60 s). */
+  startTimeoutMs?: number;
+}
+
+export async function startRouter(opts: RouterOptions): Promise<TargetStart> {
+  const name = opts.name ?? 'router';
+  const entry = nodeEntry(join(REPO_ROOT, 'apps', 'router'), 'main');
+  if (!entry)
+    return skipped(
+      name,
+      'apps/router has no entry point yet (neither dist/main.js nor src/main.ts)',
+    );
+  const port = await freePort();
+  const args = [
+    ...entry.args,
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--coordinator',
+    opts.coordinator,
+    '--metrics-port',
+    '0',
+    '--pool-size',
+    String(opts.poolSize),
+    '--pool-mode',
+    opts.poolMode,
+    '--max-clients',
+    String(opts.maxClients),
+  ];
+  const proc = startProcess(process.execPath, args, {
+    env: { ...process.env, TESSERA_LOG_LEVEL: 'warn' },
+  });
+  const ready = await answersQueries(
+    '127.0.0.1',
+    port,
+    opts.startTimeoutMs ?? 60_000,
+    () => proc.child.exitCode === null && proc.child.signalCode === null,
+  );
+  if (!ready) {
+    const code = proc.child.exitCode;
+    const out = proc.output().trim().split('\n').slice(-3).join(' | ').slice(-400);
+    await proc.stop();
+    return skipped(
+      name,
+      `the router could not start (${entry.describe}${code !== null ? `, exit ${code}` : `, no answer in ${(opts.startTimeoutMs ?? 60_000) / 1000} s`}): ${out || 'no output'}`,
+    );
+  }
+  return {
+    ok: true,
+    target: {
+      name,
+      host: '127.0.0.1',
+      port,
+      pid: proc.pid,
+      detail: `${entry.describe}${entry.args.includes('tsx') ? ' (not built: tsx adds memory; run npm run build for RSS numbers)' : ''}, --pool-mode ${opts.poolMode} --pool-size ${opts.poolSize}`,
+      stop: () => proc.stop(),
+    },
+  };
+}
