@@ -20,6 +20,7 @@ import { nodesCommands } from './commands/nodes.js';
 import { rangeCommands } from './commands/range.js';
 import { statusCommands } from './commands/status.js';
 import { tableCommands } from './commands/table.js';
+import { txnCommands } from './commands/txn.js';
 
 export const COMMANDS: readonly Command[] = [
   ...statusCommands,
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   ...keyspaceCommands,
   ...rangeCommands,
   ...tableCommands,
+  ...txnCommands,
   ...localCommands,
 ];
 
@@ -35,6 +37,7 @@ export const GROUPS: readonly CommandGroup[] = [
   { name: 'keyspace', summary: 'hash spaces that sharded tables are split over' },
   { name: 'range', summary: 'slices of a keyspace and their owners' },
   { name: 'table', summary: 'how tables are placed: sharded, reference, or global' },
+  { name: 'txn', summary: 'cross-node transactions left in doubt by a crash' },
 ];
 
 /** Every flag that takes a value, so a value is never mistaken for a command word. */

@@ -24,6 +24,8 @@ test('defaults, environment, and flags that win over the environment', () => {
     adminToken: undefined,
     standbyPollMs: 250,
     recoveryGraceMs: 10_000,
+    recoveryIntervalMs: 2_000,
+    decisionRetentionMs: 3_600_000,
     logLevel: undefined,
   });
   const defaults = parseConfig(['--catalog-url', URL_], {});

@@ -16,9 +16,17 @@ export interface CoordinatorConfig {
   standbyPollMs: number;
   /** How long a prepared transaction with no logged decision may wait before recovery aborts it. */
   recoveryGraceMs: number;
+  /** Pause between recovery passes (0 = no background loop); parseConfig always sets it, and
+   *  programmatic callers (tests) may leave it to the default. */
+  recoveryIntervalMs?: number | undefined;
+  /** How long a finished 2PC decision row is kept before it is deleted; default one hour. */
+  decisionRetentionMs?: number | undefined;
   /** pino level; TESSERA_LOG_LEVEL or info when absent. */
   logLevel?: string | undefined;
 }
+
+export const DEFAULT_RECOVERY_INTERVAL_MS = 2_000;
+export const DEFAULT_DECISION_RETENTION_MS = 3_600_000;
 
 export const USAGE = `Usage: tessera-coordinator [flags]
 
@@ -33,6 +41,13 @@ Flags (each also read from the environment variable shown):
                             TESSERA_ADMIN_TOKEN       bearer token for admin calls (required off loopback)
   --standby-poll-ms MS      TESSERA_STANDBY_POLL_MS   leader-lock retry and check interval (default 500)
   --recovery-grace-ms MS    TESSERA_RECOVERY_GRACE_MS wait before an undecided prepared txn is aborted (default 10000)
+  --recovery-interval-ms MS TESSERA_RECOVERY_INTERVAL_MS
+                                                      pause between recovery passes (default 2000, 0 = off)
+  --decision-retention-ms MS
+                            TESSERA_DECISION_RETENTION_MS
+                                                      keep finished 2PC decisions this long (default
+                                                      3600000, at least 120000: far above a router's
+                                                      60 s decide deadline)
   --log-level LEVEL         TESSERA_LOG_LEVEL         trace, debug, info, warn, error (default info)
   --help                                              print this text
 `;
@@ -48,6 +63,8 @@ const FLAGS: Record<string, FlagSpec> = {
   '--metrics-port': { env: 'TESSERA_METRICS_PORT', key: 'metricsPort' },
   '--standby-poll-ms': { env: 'TESSERA_STANDBY_POLL_MS', key: 'standbyPollMs' },
   '--recovery-grace-ms': { env: 'TESSERA_RECOVERY_GRACE_MS', key: 'recoveryGraceMs' },
+  '--recovery-interval-ms': { env: 'TESSERA_RECOVERY_INTERVAL_MS', key: 'recoveryIntervalMs' },
+  '--decision-retention-ms': { env: 'TESSERA_DECISION_RETENTION_MS', key: 'decisionRetentionMs' },
   '--log-level': { env: 'TESSERA_LOG_LEVEL', key: 'logLevel' },
 };
 
@@ -106,6 +123,22 @@ function validateConfig(raw: Map<string, string>, token: string | undefined): Co
     adminToken,
     standbyPollMs: integer(raw, 'standbyPollMs', '--standby-poll-ms', 500, 10, 60_000),
     recoveryGraceMs: integer(raw, 'recoveryGraceMs', '--recovery-grace-ms', 10_000, 0, 86_400_000),
+    recoveryIntervalMs: integer(
+      raw,
+      'recoveryIntervalMs',
+      '--recovery-interval-ms',
+      DEFAULT_RECOVERY_INTERVAL_MS,
+      0,
+      3_600_000,
+    ),
+    decisionRetentionMs: integer(
+      raw,
+      'decisionRetentionMs',
+      '--decision-retention-ms',
+      DEFAULT_DECISION_RETENTION_MS,
+      120_000,
+      365 * 86_400_000,
+    ),
     logLevel: raw.get('logLevel'),
   };
 }

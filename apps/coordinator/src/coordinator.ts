@@ -28,7 +28,12 @@ import {
 } from '@tessera/telemetry';
 import { Gauge } from 'prom-client';
 import { AgentReports } from './agent-reports.js';
-import { redact, type CoordinatorConfig } from './config.js';
+import {
+  DEFAULT_DECISION_RETENTION_MS,
+  DEFAULT_RECOVERY_INTERVAL_MS,
+  redact,
+  type CoordinatorConfig,
+} from './config.js';
 import { ConfigError, unavailable } from './errors.js';
 import { adminService } from './grpc/admin-service.js';
 import { agentService } from './grpc/agent-service.js';
@@ -41,6 +46,8 @@ import { routerService } from './grpc/router-service.js';
 import { txnService } from './grpc/txn-service.js';
 import { LeaderLock } from './leader/leader-lock.js';
 import { InDoubtResolver, nodeAuthFromUrl } from './recovery/in-doubt.js';
+import { recoveryMetrics } from './recovery/metrics.js';
+import { startRecoveryLoop, type RecoveryLoop } from './recovery/recovery-loop.js';
 import { CatalogStore } from './store/catalog-store.js';
 import { createPool, withClient } from './store/db.js';
 import { JobStore } from './store/jobs.js';
@@ -86,6 +93,7 @@ export async function startCoordinator(
     registers: [registry],
   });
   activeGauge.set(0);
+  const recoveryStats = recoveryMetrics(registry);
 
   let term: ActiveTerm | undefined;
   const hub = new WatchHub({
@@ -168,6 +176,7 @@ export async function startCoordinator(
     const pool = createPool(config.catalogUrl, {
       onIdleError: (e) => log.warn({ err: e.message }, 'a catalog connection broke'),
     });
+    let recovery: RecoveryLoop | undefined;
     try {
       const applied = await withClient(pool, migrate);
       if (applied.length > 0) log.info({ versions: applied }, 'catalog schema migrated');
@@ -181,21 +190,23 @@ export async function startCoordinator(
           catalog.ranges.filter((r) => r.keyspace === ks.name),
         );
       const txns = new TxnLog(pool);
+      const inDoubt = new InDoubtResolver({
+        nodes: async () => {
+          const c = hub.current ?? (await store.read());
+          return { clusterUid: c.clusterUid, nodes: c.nodes };
+        },
+        txns,
+        auth: nodeAuthFromUrl(config.catalogUrl),
+        graceMs: config.recoveryGraceMs,
+        log,
+        metrics: recoveryStats,
+      });
       term = {
         store,
         jobs: new JobStore(pool),
         routers: new RouterStore(pool),
         txns,
-        inDoubt: new InDoubtResolver({
-          nodes: async () => {
-            const c = hub.current ?? (await store.read());
-            return { clusterUid: c.clusterUid, nodes: c.nodes };
-          },
-          txns,
-          auth: nodeAuthFromUrl(config.catalogUrl),
-          graceMs: config.recoveryGraceMs,
-          log,
-        }),
+        inDoubt,
       };
       hub.reset(catalog);
       epochGauge.set(Number(catalog.epoch));
@@ -210,6 +221,14 @@ export async function startCoordinator(
         'coordinator is active',
       );
       markActive();
+      recovery = startRecoveryLoop({
+        resolver: inDoubt,
+        pool,
+        intervalMs: config.recoveryIntervalMs ?? DEFAULT_RECOVERY_INTERVAL_MS,
+        retentionMs: config.decisionRetentionMs ?? DEFAULT_DECISION_RETENTION_MS,
+        log,
+        metrics: recoveryStats,
+      });
       const stopped = new Promise<undefined>((resolve) => {
         if (stopping.signal.aborted) resolve(undefined);
         else stopping.signal.addEventListener('abort', () => resolve(undefined), { once: true });
@@ -232,6 +251,7 @@ export async function startCoordinator(
         () => undefined,
       );
     } finally {
+      await recovery?.stop();
       term = undefined;
       activeGauge.set(0);
       hub.close();

@@ -1,5 +1,6 @@
 // TxnService: the 2PC decision log (store/txn-log.ts) and in-doubt transactions on the nodes
-// (recovery/in-doubt.ts).
+// (recovery/in-doubt.ts). Resolve with a txid forces that transaction now (undecided -> abort);
+// without one it settles everything the background loop would, without waiting for its next pass.
 import type { TxnService, ServiceImpl } from '@tessera/proto';
 import { notFound } from '../errors.js';
 import type { ServiceDeps } from './deps.js';

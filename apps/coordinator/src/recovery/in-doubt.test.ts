@@ -1,6 +1,6 @@
 // In-doubt transactions on real nodes: listed by this cluster's gid prefix from pg_prepared_xacts,
-// resolved by the decision log, undecided ones aborted only after the grace period, and a node
-// that is down skipped rather than failing the call.
+// resolved by the decision log, undecided ones aborted only after the grace period (at once when
+// Resolve names the txid), and a node that is down skipped rather than failing the call.
 import { test, before, after } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,7 +17,10 @@ let server: PgServer;
 let t: TestCoordinator;
 before(async () => {
   server = await startPostgres({ name: 'indoubt' });
-  t = await startTestCoordinator(await freshDatabase(server), { recoveryGraceMs: 1500 });
+  t = await startTestCoordinator(await freshDatabase(server), {
+    recoveryGraceMs: 1500,
+    recoveryIntervalMs: 0, // this test drives Resolve by hand
+  });
   await t.admin.addNode({ name: 'n1', host: '127.0.0.1', port: server.port, role: NodeRole.HOME });
   await t.admin.addNode({ name: 'down', host: '127.0.0.1', port: 1 });
   await server.query('create database shard');
@@ -84,4 +87,14 @@ test('ListInDoubt and Resolve follow the log; undecided transactions wait out th
     left.map((r) => r.gid),
     ['someone-else:1'],
   );
+});
+
+test('Resolve with a txid forces it now: an undecided one is aborted without waiting for grace', async () => {
+  const { clusterUid } = await t.catalog.getCatalog({});
+  await prepare(`tessera:${clusterUid}:tx-f:n1`, 5);
+  const res = await t.txn.resolve({ txid: 'tx-f' });
+  assert.deepEqual([res.committed, res.rolledBack], [0, 1]);
+  assert.equal((await t.txn.getDecision({ txid: 'tx-f' })).decision, Decision.ABORT);
+  const again = await t.txn.resolve({ txid: 'tx-f' });
+  assert.deepEqual([again.committed, again.rolledBack], [0, 0], 'nothing left to do');
 });

@@ -1,53 +1,48 @@
-// Transactions a crash left prepared on the nodes (DESIGN.md section 5): listed from every node's
-// pg_prepared_xacts by this cluster's gid prefix `tessera:<cluster-uid>:`, and resolved by the
-// log: logged commit -> COMMIT PREPARED, logged abort -> ROLLBACK PREPARED, nothing logged after
-// the grace period -> log abort first, then obey the log. A node that is down is skipped (and
-// logged); its transactions are found on a later call.
+// Transactions a crash left prepared on the nodes (DESIGN.md section 5), settled by the decision
+// log: logged commit -> COMMIT PREPARED, logged abort -> ROLLBACK PREPARED, nothing logged -> log
+// abort first (the first decision wins, so a commit that raced in is obeyed instead), then obey
+// the log. Used by ListInDoubt/Resolve and by the background loop (recovery-loop.ts).
 import { create, Decision, InDoubtTxnSchema, type InDoubtTxn, type Node } from '@tessera/proto';
 import type { Logger } from '@tessera/telemetry';
-import pg from 'pg';
 import type { TxnLog } from '../store/txn-log.js';
+import type { RecoveryMetrics } from './metrics.js';
+import { errorText, withNode, type NodeAuth } from './node-sessions.js';
+import { scanPrepared, type PreparedTxn, type Scan } from './prepared-scan.js';
 
-/** How the coordinator logs in to nodes: the catalog URL's user and password. */
-export interface NodeAuth {
-  user: string;
-  password?: string | undefined;
-}
-
-export interface PreparedTxn {
-  gid: string;
-  txid: string;
-  node: string;
-  host: string;
-  port: number;
-  database: string;
-  preparedMs: number;
-}
+export { nodeAuthFromUrl, type NodeAuth } from './node-sessions.js';
+export type { PreparedTxn } from './prepared-scan.js';
 
 export interface InDoubtDeps {
   nodes: () => Promise<{ clusterUid: string; nodes: readonly Node[] }>;
   txns: TxnLog;
   auth: NodeAuth;
+  /** An undecided prepared transaction younger than this may still be decided by its router. */
   graceMs: number;
   log: Logger;
   connectTimeoutMs?: number;
+  metrics?: RecoveryMetrics;
 }
 
-export function nodeAuthFromUrl(url: string): NodeAuth {
-  const u = new URL(url);
-  return {
-    user: decodeURIComponent(u.username) || 'postgres',
-    password: u.password === '' ? undefined : decodeURIComponent(u.password),
-  };
+export interface Settled {
+  committed: number;
+  rolledBack: number;
+  /** Prepared transactions still on the nodes: undecided within grace, or that could not be finished. */
+  left: number;
+  /** Txids that still have a gid on some node after settling. */
+  present: Set<string>;
+}
+
+export interface Pass extends Settled {
+  scan: Scan;
 }
 
 export class InDoubtResolver {
   constructor(private readonly deps: InDoubtDeps) {}
 
   async list(): Promise<InDoubtTxn[]> {
-    const prepared = await this.prepared();
-    const decisions = await this.deps.txns.getMany([...new Set(prepared.map((p) => p.txid))]);
-    return prepared.map((p) =>
+    const { txns } = await this.scan();
+    const decisions = await this.deps.txns.getMany([...new Set(txns.map((p) => p.txid))]);
+    return txns.map((p) =>
       create(InDoubtTxnSchema, {
         gid: p.gid,
         node: p.node,
@@ -57,112 +52,132 @@ export class InDoubtResolver {
     );
   }
 
-  /** Resolves the in-doubt transactions of `txid` (all of them when empty). */
+  /**
+   * Resolve: for one named txid the logged outcome is forced now, an undecided one aborted at
+   * once (an operator asked for it). For every txid (`''`), undecided ones younger than the grace
+   * period are left alone: their routers may be about to decide them.
+   */
   async resolve(txid: string): Promise<{ committed: number; rolledBack: number }> {
-    const prepared = (await this.prepared()).filter((p) => txid === '' || p.txid === txid);
-    const decisions = await this.deps.txns.getMany([...new Set(prepared.map((p) => p.txid))]);
-    let committed = 0;
-    let rolledBack = 0;
-    for (const p of prepared) {
-      let decision = decisions.get(p.txid)?.decision;
-      if (decision === undefined) {
-        if (Date.now() - p.preparedMs < this.deps.graceMs) continue; // its router may still decide
-        const participants = prepared.filter((q) => q.txid === p.txid).map((q) => q.node);
-        const record = await this.deps.txns.decide(p.txid, Decision.ABORT, participants);
-        decisions.set(p.txid, record);
-        decision = record.decision;
-      }
-      const commit = decision === Decision.COMMIT;
-      if (await this.finish(p, commit)) {
-        if (commit) committed++;
-        else rolledBack++;
-      }
-    }
+    const { txns } = await this.scan();
+    const mine = txns.filter((p) => txid === '' || p.txid === txid);
+    const { committed, rolledBack } = await this.settle(mine, txid !== '');
     return { committed, rolledBack };
   }
 
-  private async prepared(): Promise<PreparedTxn[]> {
+  /** One pass of the background loop: scan every node, settle what is due. */
+  async sweep(): Promise<Pass> {
+    const scan = await this.scan();
+    const settled = await this.settle(scan.txns, false);
+    this.deps.metrics?.inDoubt.set(settled.left);
+    return { ...settled, scan };
+  }
+
+  private async scan(): Promise<Scan> {
     const { clusterUid, nodes } = await this.deps.nodes();
-    const prefix = `tessera:${clusterUid}:`;
-    const perNode = await Promise.all(nodes.map((n) => this.preparedOn(n, prefix)));
-    return perNode.flat();
-  }
-
-  private async preparedOn(node: Node, prefix: string): Promise<PreparedTxn[]> {
-    try {
-      return await this.withNode(node.host, node.port, 'postgres', async (c) => {
-        const { rows } = await c.query<{ gid: string; database: string; ms: string }>(
-          `select gid, database, (extract(epoch from prepared) * 1000)::int8::text as ms
-             from pg_prepared_xacts where left(gid, length($1)) = $1`,
-          [prefix],
-        );
-        return rows.flatMap((r) => {
-          // gid = tessera:<cluster-uid>:<txid>:<node>; the txid is everything up to the last colon.
-          const rest = r.gid.slice(prefix.length);
-          const cut = rest.lastIndexOf(':');
-          if (cut <= 0) return [];
-          return [
-            {
-              gid: r.gid,
-              txid: rest.slice(0, cut),
-              node: node.name,
-              host: node.host,
-              port: node.port,
-              database: r.database,
-              preparedMs: Number(r.ms),
-            },
-          ];
-        });
-      });
-    } catch (e) {
-      this.deps.log.warn(
-        { node: node.name, err: e instanceof Error ? e.message : String(e) },
-        'cannot list prepared transactions on a node',
-      );
-      return [];
-    }
-  }
-
-  /** Commits or rolls back one prepared transaction; false if it could not (it is retried later). */
-  private async finish(p: PreparedTxn, commit: boolean): Promise<boolean> {
-    try {
-      await this.withNode(p.host, p.port, p.database, (c) =>
-        c.query(`${commit ? 'commit' : 'rollback'} prepared ${c.escapeLiteral(p.gid)}`),
-      );
-      this.deps.log.info({ gid: p.gid, node: p.node, commit }, 'resolved a prepared transaction');
-      return true;
-    } catch (e) {
-      // 42704: already finished by someone else (its router, or another resolve).
-      if ((e as { code?: unknown }).code === '42704') return false;
-      this.deps.log.warn(
-        { gid: p.gid, node: p.node, err: e instanceof Error ? e.message : String(e) },
-        'cannot resolve a prepared transaction',
-      );
-      return false;
-    }
-  }
-
-  private async withNode<T>(
-    host: string,
-    port: number,
-    database: string,
-    fn: (c: pg.Client) => Promise<T>,
-  ): Promise<T> {
-    const client = new pg.Client({
-      host,
-      port,
-      database,
-      user: this.deps.auth.user,
-      password: this.deps.auth.password,
-      connectionTimeoutMillis: this.deps.connectTimeoutMs ?? 3_000,
-      application_name: 'tessera-coordinator-recovery',
+    const scan = await scanPrepared(clusterUid, nodes, {
+      auth: this.deps.auth,
+      connectTimeoutMs: this.deps.connectTimeoutMs ?? 3_000,
+      log: this.deps.log,
     });
-    client.on('error', () => undefined); // a node dying mid-call surfaces as the query's rejection
+    for (const u of scan.unreachable) this.deps.metrics?.nodeErrors.inc({ node: u.node });
+    return scan;
+  }
+
+  private async settle(prepared: readonly PreparedTxn[], force: boolean): Promise<Settled> {
+    const byTxid = new Map<string, PreparedTxn[]>();
+    for (const p of prepared) byTxid.set(p.txid, [...(byTxid.get(p.txid) ?? []), p]);
+    const decisions = await this.deps.txns.getMany([...byTxid.keys()]);
+    const commit = new Map<string, boolean>();
+    for (const [txid, gids] of byTxid) {
+      let decision = decisions.get(txid)?.decision;
+      if (decision === undefined) {
+        const oldestMs = Math.max(...gids.map((p) => p.ageMs));
+        if (!force && oldestMs < this.deps.graceMs) continue; // its router may still decide
+        // Logged before anything is rolled back: if the router's commit got in first, we obey it.
+        const record = await this.deps.txns.decide(
+          txid,
+          Decision.ABORT,
+          gids.map((p) => p.node),
+        );
+        decision = record.decision;
+        this.deps.log.info(
+          { txid, decision: decision === Decision.COMMIT ? 'commit' : 'abort', oldestMs },
+          'no decision was logged for a prepared transaction; logged abort',
+        );
+      }
+      commit.set(txid, decision === Decision.COMMIT);
+    }
+
+    // One connection per (node, database): COMMIT PREPARED must run in the gid's own database.
+    const groups = new Map<string, PreparedTxn[]>();
+    for (const p of prepared) {
+      if (!commit.has(p.txid)) continue;
+      const key = `${p.node}\0${p.database}`;
+      groups.set(key, [...(groups.get(key) ?? []), p]);
+    }
+    const result: Settled = { committed: 0, rolledBack: 0, left: 0, present: new Set() };
+    const ended = new Map<string, 'done' | 'gone'>();
+    await Promise.all([...groups.values()].map((group) => this.finishGroup(group, commit, ended)));
+    for (const p of prepared) {
+      const how = ended.get(p.gid);
+      if (how === undefined) {
+        result.left++;
+        result.present.add(p.txid);
+      } else if (how === 'gone') continue;
+      else if (commit.get(p.txid)) result.committed++;
+      else result.rolledBack++;
+    }
+    return result;
+  }
+
+  /**
+   * Finishes a node/database's gids on one connection, noting in `ended` each gid this call
+   * finished ('done') or found already finished by someone else ('gone').
+   */
+  private async finishGroup(
+    group: readonly PreparedTxn[],
+    commit: ReadonlyMap<string, boolean>,
+    ended: Map<string, 'done' | 'gone'>,
+  ): Promise<void> {
+    const first = group[0] as PreparedTxn;
     try {
-      await client.connect();
-      return await fn(client);
-    } finally {
-      await client.end().catch(() => undefined);
+      await withNode(
+        first,
+        first.database,
+        this.deps.auth,
+        this.deps.connectTimeoutMs ?? 3_000,
+        async (c) => {
+          for (const p of group) {
+            const doCommit = commit.get(p.txid) === true;
+            try {
+              await c.query(
+                `${doCommit ? 'commit' : 'rollback'} prepared ${c.escapeLiteral(p.gid)}`,
+              );
+              ended.set(p.gid, 'done');
+              this.deps.metrics?.recovered.inc({ outcome: doCommit ? 'commit' : 'abort' });
+              this.deps.log.info(
+                { gid: p.gid, node: p.node, outcome: doCommit ? 'commit' : 'abort' },
+                'resolved a prepared transaction',
+              );
+            } catch (e) {
+              // 42704: already finished by someone else (its router, or a concurrent resolve).
+              if ((e as { code?: unknown }).code === '42704') {
+                ended.set(p.gid, 'gone');
+                continue;
+              }
+              this.deps.log.warn(
+                { gid: p.gid, node: p.node, err: errorText(e) },
+                'cannot resolve a prepared transaction; will retry',
+              );
+            }
+          }
+        },
+      );
+    } catch (e) {
+      this.deps.log.warn(
+        { node: first.node, database: first.database, err: errorText(e) },
+        'cannot connect to resolve prepared transactions; will retry',
+      );
     }
   }
 }
