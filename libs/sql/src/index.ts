@@ -1,5 +1,5 @@
 // Public surface of @tessera/sql: statement analysis (plain, frozen data per statement), its
-// cache, INSERT splitting, and quoting helpers.
+// cache, INSERT splitting, quoting helpers, and multi-node read planning (plans are data).
 export { initSqlParser, isSqlParserReady } from './parser.js';
 export { analyze, analyzeAll } from './analyze.js';
 export { AnalysisCache } from './cache.js';
@@ -54,3 +54,29 @@ export type {
   UtilityAnalysis,
   WhereFacts,
 } from './types.js';
+export { planRead } from './plan/plan.js';
+export { explainPlan } from './plan/explain.js';
+export type {
+  AggregateFn,
+  ColumnIndex,
+  CompareOp,
+  Distinct,
+  Filter,
+  FinalAggregate,
+  FinalColumn,
+  Limit,
+  LimitValue,
+  MergeSort,
+  Operand,
+  PlanNode,
+  PlannerCatalog,
+  PlannerTable,
+  Predicate,
+  Project,
+  ReadPlan,
+  ReadPlanResult,
+  RefusedPlan,
+  Scatter,
+  Sort,
+  SortKey,
+} from './plan/types.js';

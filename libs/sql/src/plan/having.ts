@@ -1,0 +1,78 @@
+// HAVING across nodes is evaluated at the router over final values, so only a subset the executor
+// evaluates exactly is accepted: AND / OR / NOT, comparisons and IS [NOT] NULL between aggregates,
+// grouped expressions and literal constants. Anything else is refused.
+import type { Node } from 'libpg-query';
+import type { CompareOp, Operand, Predicate } from './types.js';
+import type { AggregateBuilder } from './aggregate.js';
+import { pinValueOf } from '../values.js';
+import { refuse } from './nodes.js';
+import { deparseNode } from './deparse.js';
+
+const COMPARE_OPS = new Map<string, CompareOp>([
+  ['=', '='],
+  ['<>', '<>'],
+  ['!=', '<>'],
+  ['<', '<'],
+  ['<=', '<='],
+  ['>', '>'],
+  ['>=', '>='],
+]);
+
+function unsupported(node: Node): never {
+  return refuse(`HAVING ${deparseNode(node)} is not supported across nodes`);
+}
+
+function operand(node: Node, b: AggregateBuilder): Operand {
+  if ('ParamRef' in node) unsupported(node);
+  const v = pinValueOf(node);
+  if (v !== undefined) {
+    if (v.kind !== 'const' || v.typeName !== undefined || v.literal === 'bitstring')
+      unsupported(node);
+    return { kind: 'const', text: v.text, literal: v.literal };
+  }
+  if ('SubLink' in node) unsupported(node);
+  return { kind: 'column', index: b.hiddenColumn(node) };
+}
+
+export function planHaving(node: Node, b: AggregateBuilder): Predicate {
+  if ('BoolExpr' in node) {
+    const e = node.BoolExpr;
+    const args = (e.args ?? []).map((a) => planHaving(a, b));
+    if (e.boolop === 'AND_EXPR') return { kind: 'and', args };
+    if (e.boolop === 'OR_EXPR') return { kind: 'or', args };
+    const arg = args[0];
+    if (e.boolop === 'NOT_EXPR' && arg !== undefined && args.length === 1)
+      return { kind: 'not', arg };
+    return unsupported(node);
+  }
+  if ('A_Expr' in node) {
+    const e = node.A_Expr;
+    const name =
+      e.name?.length === 1 && e.name[0] !== undefined && 'String' in e.name[0]
+        ? e.name[0].String.sval
+        : undefined;
+    const op = name === undefined ? undefined : COMPARE_OPS.get(name);
+    if (
+      e.kind !== 'AEXPR_OP' ||
+      op === undefined ||
+      e.lexpr === undefined ||
+      e.rexpr === undefined
+    ) {
+      // `-5` and friends are constants, not comparisons: let them fall through as operands.
+      if (pinValueOf(node) === undefined) return unsupported(node);
+      return { kind: 'operand', arg: operand(node, b) };
+    }
+    return { kind: 'compare', op, left: operand(e.lexpr, b), right: operand(e.rexpr, b) };
+  }
+  if ('NullTest' in node) {
+    const arg = node.NullTest.arg ?? unsupported(node);
+    if (node.NullTest.argisrow === true) unsupported(node);
+    return {
+      kind: 'is_null',
+      negated: node.NullTest.nulltesttype === 'IS_NOT_NULL',
+      arg: operand(arg, b),
+    };
+  }
+  // A bare boolean: bool_and(x), a grouped boolean column, TRUE.
+  return { kind: 'operand', arg: operand(node, b) };
+}

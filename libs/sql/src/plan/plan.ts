@@ -1,0 +1,52 @@
+// planRead(sql, catalog): the one entry of multi-node read planning. Pure: the SQL text and a
+// catalog seam in, a plan tree of primitives (or a refusal with a sentence) out. The router calls it
+// only for a SELECT that must run on several nodes; the same leaf SQL runs on every one of them.
+import type { SelectStmt } from 'libpg-query';
+import type { PlannerCatalog, ReadPlanResult } from './types.js';
+import { parseStatements } from '../parser.js';
+import { analyzeNode } from '../analyze.js';
+import { PlanRefusal, containsAggregate } from './nodes.js';
+import { checkOuterJoins, checkStatementShape, checkTables } from './scope.js';
+import { planRows } from './rows.js';
+import { planAggregate } from './aggregate.js';
+
+function isAggregating(s: SelectStmt): boolean {
+  return (
+    (s.groupClause?.length ?? 0) > 0 ||
+    s.havingClause !== undefined ||
+    containsAggregate(s.targetList) ||
+    containsAggregate(s.sortClause)
+  );
+}
+
+/** Plans one multi-node SELECT. Syntax errors throw SqlError 42601 like analyze(). */
+export function planRead(sql: string, catalog: PlannerCatalog): ReadPlanResult {
+  const statements = parseStatements(sql);
+  const only = statements.length === 1 ? statements[0] : undefined;
+  if (only === undefined)
+    return { kind: 'refuse', reason: 'exactly one statement can be planned across nodes' };
+  if (!('SelectStmt' in only.node))
+    return { kind: 'refuse', reason: 'only SELECT can be planned as a read across nodes' };
+  const s = only.node.SelectStmt;
+  try {
+    const analysis = analyzeNode(only.node, only.sql, only.location);
+    if (analysis.kind !== 'select')
+      throw new PlanRefusal('only SELECT can be planned as a read across nodes');
+    checkStatementShape(s, analysis);
+    checkTables(analysis, catalog);
+    checkOuterJoins(s, catalog);
+    const { root, leafSql, leafParams } = isAggregating(s)
+      ? planAggregate(s, catalog)
+      : planRows(s, catalog);
+    return {
+      kind: 'plan',
+      root,
+      leafSql,
+      leafParams,
+      textCollationIsBytewise: catalog.textCollationIsBytewise,
+    };
+  } catch (e) {
+    if (e instanceof PlanRefusal) return { kind: 'refuse', reason: e.message };
+    throw e;
+  }
+}

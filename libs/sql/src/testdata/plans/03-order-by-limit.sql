@@ -1,0 +1,1 @@
+select id, name from t order by name desc, id limit 10

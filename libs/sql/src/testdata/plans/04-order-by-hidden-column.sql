@@ -1,0 +1,1 @@
+select name from t order by created_at desc nulls last, id

@@ -1,0 +1,1 @@
+select *, score * 2 as double from t order by double, updated_at

@@ -1,0 +1,1 @@
+select distinct name, score from t order by score desc, name limit 5

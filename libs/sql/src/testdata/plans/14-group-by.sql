@@ -1,0 +1,1 @@
+select name, count(*) as n from t group by name

@@ -1,0 +1,1 @@
+select lower(name), sum(score) from t group by 1

@@ -1,0 +1,1 @@
+select name from t group by name having sum(score) <> 0

@@ -1,0 +1,1 @@
+select name, count(distinct score), count(*) from t group by name

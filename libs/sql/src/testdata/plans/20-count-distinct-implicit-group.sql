@@ -1,0 +1,1 @@
+select count(distinct name) from t

@@ -1,0 +1,1 @@
+select distinct count(*) from t group by name

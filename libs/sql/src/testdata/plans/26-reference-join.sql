@@ -1,0 +1,1 @@
+select t.id, r.label from t join r on r.code = t.code where r.label <> 'x'

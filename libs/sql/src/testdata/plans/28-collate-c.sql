@@ -1,0 +1,1 @@
+select name from t order by name collate "C"

@@ -1,0 +1,1 @@
+select id, row_number() over () from t

@@ -1,0 +1,1 @@
+select id from t union select id from u

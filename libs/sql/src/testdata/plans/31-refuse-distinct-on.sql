@@ -1,0 +1,1 @@
+select distinct on (name) name, id from t

@@ -1,0 +1,1 @@
+select id from t where id in (select id from u)

@@ -1,0 +1,1 @@
+select * from t join u on t.code = u.code

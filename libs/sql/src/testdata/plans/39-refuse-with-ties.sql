@@ -1,0 +1,1 @@
+select id from t order by id fetch first 3 rows with ties

@@ -1,0 +1,1 @@
+select id, random() from t

@@ -1,0 +1,1 @@
+select sum(score order by id) from t

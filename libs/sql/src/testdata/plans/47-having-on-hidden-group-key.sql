@@ -1,0 +1,1 @@
+select count(*) from t group by name having name is not null
