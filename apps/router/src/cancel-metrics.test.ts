@@ -66,13 +66,16 @@ describe('metrics', () => {
     await client.connect();
     await client.query('select * from orders where tenant_id = 1');
     await client.query('select 1');
-    await client.query('select * from orders').catch(() => undefined);
+    await client.query('select * from orders');
+    await client.query('select * from orders union select * from orders').catch(() => undefined);
     const res = await fetch(`http://127.0.0.1:${c.router.metricsPort}/metrics`);
     const text = await res.text();
     assert.match(text, /tessera_router_client_connections\{service="router"\} [1-9]/);
     assert.match(text, /tessera_router_statements_total\{route="single",service="router"\} [1-9]/);
     assert.match(text, /tessera_router_statements_total\{route="home",service="router"\} [1-9]/);
     assert.match(text, /tessera_router_statements_total\{route="refused",service="router"\} [1-9]/);
+    assert.match(text, /tessera_router_statements_total\{route="scatter",service="router"\} [1-9]/);
+    assert.match(text, /tessera_router_scatter_rows_merged_count\{service="router"\} [1-9]/);
     assert.match(text, /tessera_router_errors_total\{sqlstate="0A000",service="router"\} [1-9]/);
     assert.match(
       text,

@@ -42,6 +42,26 @@ describe('parseConfig', () => {
     assert.deepEqual(parseConfig(['--help'], {}), { help: true });
   });
 
+  test('authentication, TLS and login-timeout flags', () => {
+    const p = parseConfig(
+      ['--auth', 'scram', '--tls-cert', 'c.pem', '--tls-key=k.pem', '--tls-required'],
+      { TESSERA_AUTH_USER: 'svc', TESSERA_AUTH_PASSWORD: 'pw', TESSERA_LOGIN_TIMEOUT_MS: '2500' },
+    );
+    assert.ok(!p.help);
+    if (p.help) return;
+    assert.equal(p.config.auth, 'scram');
+    assert.equal(p.config.authUser, 'svc');
+    assert.equal(p.config.authPassword, 'pw');
+    assert.equal(p.config.tlsCert, 'c.pem');
+    assert.equal(p.config.tlsKey, 'k.pem');
+    assert.equal(p.config.tlsRequired, true);
+    assert.equal(p.config.loginTimeoutMs, 2500);
+    const d = parseConfig([], {});
+    assert.ok(!d.help && d.config.loginTimeoutMs === 10_000 && d.config.authUser === 'postgres');
+    assert.throws(() => parseConfig(['--tls-cert', 'c.pem'], {}), /go together/);
+    assert.throws(() => parseConfig(['--tls-required'], {}), /needs a certificate/);
+  });
+
   test('the binary exits 2 with one line on bad configuration', () => {
     const r = spawnSync(
       process.execPath,

@@ -28,6 +28,15 @@ export interface RouterConfig {
   acquireTimeoutMs: number;
   /** How long a new connection may take to log in (Postgres' authentication_timeout). */
   loginTimeoutMs: number;
+  /** Role the router logs in to the home node as to read SCRAM verifiers (--auth scram). */
+  authUser: string;
+  /** That role's password, if the home node asks one; never logged. */
+  authPassword?: string | undefined;
+  /** PEM certificate chain and private key files; both set = TLS offered to clients. */
+  tlsCert?: string | undefined;
+  tlsKey?: string | undefined;
+  /** Refuse clients that do not upgrade to TLS (28000). */
+  tlsRequired: boolean;
 }
 
 export const USAGE = `Usage: tessera-router [flags]
@@ -44,7 +53,14 @@ Flags (each also read from the environment variable shown):
   --max-clients N           TESSERA_MAX_CLIENTS     client connections accepted at once (default 1000)
   --auth MODE               TESSERA_AUTH            trust (default) or scram
   --router-id ID            TESSERA_ROUTER_ID       identity registered with the coordinator
+  --auth-user ROLE          TESSERA_AUTH_USER       role reading verifiers on home (default postgres)
   --acquire-timeout-ms MS   TESSERA_ACQUIRE_TIMEOUT_MS  wait for a free backend (default 30000)
+  --login-timeout-ms MS     TESSERA_LOGIN_TIMEOUT_MS    time a new connection has to log in
+                                                    (default 10000)
+  --tls-cert FILE           TESSERA_TLS_CERT        PEM certificate (chain); with --tls-key: TLS on
+  --tls-key FILE            TESSERA_TLS_KEY         PEM private key
+  --tls-required            TESSERA_TLS_REQUIRED=1  refuse clients that do not use TLS
+                            TESSERA_AUTH_PASSWORD   password of --auth-user, if home asks one
                             TESSERA_NODE_PASSWORD   password for nodes that ask one
                             TESSERA_ADMIN_TOKEN     bearer token for the coordinator
   --help                                            print this text
@@ -59,7 +75,15 @@ type ValueKey =
   | 'maxClients'
   | 'auth'
   | 'routerId'
-  | 'acquireTimeoutMs';
+  | 'acquireTimeoutMs'
+  | 'loginTimeoutMs'
+  | 'authUser'
+  | 'tlsCert'
+  | 'tlsKey'
+  | 'tlsRequired';
+
+/** Flags that take no value (`--tls-required`); the environment spells them 1/true. */
+const SWITCHES = new Set<ValueKey>(['tlsRequired']);
 
 const FLAGS: Record<string, { env: string; key: ValueKey }> = {
   '--listen': { env: 'TESSERA_LISTEN', key: 'listen' },
@@ -71,6 +95,11 @@ const FLAGS: Record<string, { env: string; key: ValueKey }> = {
   '--auth': { env: 'TESSERA_AUTH', key: 'auth' },
   '--router-id': { env: 'TESSERA_ROUTER_ID', key: 'routerId' },
   '--acquire-timeout-ms': { env: 'TESSERA_ACQUIRE_TIMEOUT_MS', key: 'acquireTimeoutMs' },
+  '--login-timeout-ms': { env: 'TESSERA_LOGIN_TIMEOUT_MS', key: 'loginTimeoutMs' },
+  '--auth-user': { env: 'TESSERA_AUTH_USER', key: 'authUser' },
+  '--tls-cert': { env: 'TESSERA_TLS_CERT', key: 'tlsCert' },
+  '--tls-key': { env: 'TESSERA_TLS_KEY', key: 'tlsKey' },
+  '--tls-required': { env: 'TESSERA_TLS_REQUIRED', key: 'tlsRequired' },
 };
 
 export type ParsedArgs = { help: true } | { help: false; config: RouterConfig };
@@ -91,6 +120,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Pa
     if (!spec) throw new ConfigError(`unknown argument "${arg}"; run with --help to see the flags`);
     let value: string | undefined;
     if (eq >= 0) value = arg.slice(eq + 1);
+    else if (SWITCHES.has(spec.key)) value = 'true';
     else {
       value = argv[++i];
       if (value === undefined) throw new ConfigError(`flag ${name} needs a value`);
@@ -112,6 +142,15 @@ function validate(raw: Map<ValueKey, string>, env: NodeJS.ProcessEnv): RouterCon
     throw new ConfigError(`--auth must be trust or scram, not "${auth}"`);
   const nonEmpty = (v: string | undefined): string | undefined =>
     v === undefined || v === '' ? undefined : v;
+  const tlsCert = nonEmpty(raw.get('tlsCert'));
+  const tlsKey = nonEmpty(raw.get('tlsKey'));
+  if ((tlsCert === undefined) !== (tlsKey === undefined))
+    throw new ConfigError('--tls-cert and --tls-key go together: give both or neither');
+  const tlsRequired = boolean(raw.get('tlsRequired'), '--tls-required');
+  if (tlsRequired && tlsCert === undefined)
+    throw new ConfigError('--tls-required needs a certificate (--tls-cert and --tls-key)');
+  const authUser = raw.get('authUser') ?? 'postgres';
+  if (authUser === '') throw new ConfigError('--auth-user must not be empty');
   return {
     listen,
     coordinator,
@@ -131,7 +170,14 @@ function validate(raw: Map<ValueKey, string>, env: NodeJS.ProcessEnv): RouterCon
       1,
       3_600_000,
     ),
-    loginTimeoutMs: 60_000,
+    // Shorter than Postgres' 60 s authentication_timeout: a router holds many more
+    // connections than a Postgres server, and a SCRAM login takes milliseconds.
+    loginTimeoutMs: integer(raw, 'loginTimeoutMs', '--login-timeout-ms', 10_000, 100, 600_000),
+    authUser,
+    authPassword: nonEmpty(env['TESSERA_AUTH_PASSWORD']),
+    tlsCert,
+    tlsKey,
+    tlsRequired,
   };
 }
 
@@ -142,6 +188,14 @@ function address(text: string, flag: string): string {
     throw new ConfigError(`${flag} "${text}" is not of the form host:port`);
   }
   return text;
+}
+
+function boolean(text: string | undefined, flag: string): boolean {
+  if (text === undefined) return false;
+  const t = text.trim().toLowerCase();
+  if (t === 'true' || t === '1' || t === 'on' || t === 'yes') return true;
+  if (t === 'false' || t === '0' || t === 'off' || t === 'no' || t === '') return false;
+  throw new ConfigError(`${flag} must be true or false, not "${text}"`);
 }
 
 function integer(

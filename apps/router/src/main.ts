@@ -29,5 +29,6 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   process.stderr.write(`tessera-router: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(1);
+  // An unusable TLS certificate is found at start: still a configuration error.
+  process.exit(e instanceof ConfigError ? 2 : 1);
 });

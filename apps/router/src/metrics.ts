@@ -1,6 +1,6 @@
 // The router's Prometheus series: client connections, statements by route kind, backend pool use
 // and errors by SQLSTATE, on the service registry from @tessera/telemetry.
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from '@tessera/telemetry';
 import type { RouteLabel } from './routing/route-types.js';
 
@@ -8,7 +8,14 @@ export interface RouterMetrics {
   clientConnections: Gauge;
   statements(route: RouteLabel): void;
   error(sqlstate: string): void;
+  /** A read across nodes finished: rows the nodes sent to the router for merging. */
+  rowsMerged(rows: number): void;
+  /** A transaction that wrote on several nodes ended its two-phase commit with `outcome`. */
+  twoPhase(outcome: TwoPhaseOutcome): void;
 }
+
+/** committed; prepare_failed (a node's error, rolled back); in_doubt (08007); aborted (40001). */
+export type TwoPhaseOutcome = 'committed' | 'prepare_failed' | 'in_doubt' | 'aborted';
 
 export function routerMetrics(
   registry: Registry,
@@ -21,7 +28,7 @@ export function routerMetrics(
   });
   const statements = new Counter({
     name: 'tessera_router_statements_total',
-    help: 'Statements routed, by route kind (single node, home node, all nodes, refused)',
+    help: 'Statements routed, by route kind (single node, home node, all nodes, scatter, refused)',
     labelNames: ['route'],
     registers: [registry],
   });
@@ -44,8 +51,22 @@ export function routerMetrics(
       }
     },
   });
+  const merged = new Histogram({
+    name: 'tessera_router_scatter_rows_merged',
+    help: 'Rows the nodes sent to the router per read across nodes',
+    buckets: [0, 10, 100, 1_000, 10_000, 100_000, 1_000_000],
+    registers: [registry],
+  });
+  const twoPhase = new Counter({
+    name: 'tessera_router_2pc_total',
+    help: 'Two-phase commits of transactions that wrote on several nodes, by outcome',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   return {
     clientConnections,
+    twoPhase: (outcome) => twoPhase.inc({ outcome }),
+    rowsMerged: (rows) => merged.observe(rows),
     statements: (route) => statements.inc({ route }),
     error: (sqlstate) => errors.inc({ sqlstate }),
   };

@@ -2,7 +2,8 @@
 // client connection. Programmatic (tests, `tessera up`) and behind main.ts.
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { hostname } from 'node:os';
-import { parseAddress, formatAddress } from '@tessera/proto';
+import { TxnService, createClient, parseAddress, formatAddress } from '@tessera/proto';
+import { grpcDecisionLog } from '@tessera/twopc';
 import { createLogger, createMetrics, startMetricsServer, type Logger } from '@tessera/telemetry';
 import { AnalysisCache, initSqlParser } from '@tessera/sql';
 import { defaultConfig, type RouterConfig } from './config.js';
@@ -14,6 +15,12 @@ import { Session } from './session/session.js';
 import { RouterError, SQLSTATE } from './errors.js';
 import type { RouterServices } from './services.js';
 import type { RoutingCatalog } from './routing/catalog-view.js';
+import { VerifierSource } from './session/auth-verifiers.js';
+import { loadTlsContext } from './session/tls.js';
+
+/** Deadline of one Decide call, and how long failed calls are retried before a commit is in doubt. */
+const DECIDE_DEADLINE_MS = 5_000;
+const DECIDE_RETRY_MS = 5_000;
 
 export interface RunningRouter {
   readonly port: number;
@@ -35,6 +42,11 @@ export async function startRouter(
 ): Promise<RunningRouter> {
   const cfg = defaultConfig(config);
   const log = opts.logger ?? createLogger('router');
+  // Read before listening, so a bad certificate stops the start with one sentence.
+  const tls =
+    cfg.tlsCert !== undefined && cfg.tlsKey !== undefined
+      ? loadTlsContext(cfg.tlsCert, cfg.tlsKey)
+      : undefined;
   await initSqlParser();
   const { host, port } = parseAddress(cfg.listen);
   const metrics = createMetrics('router');
@@ -65,6 +77,31 @@ export async function startRouter(
     log,
     onSwap: (c) => pools.retire(c),
   });
+  const roleSecrets =
+    cfg.auth === 'scram'
+      ? new VerifierSource(
+          {
+            user: cfg.authUser,
+            password: cfg.authPassword,
+            connectTimeoutMs: 10_000,
+            queryTimeoutMs: 10_000,
+            ttlMs: 5_000,
+            maxEntries: 10_000,
+          },
+          () => watcher.catalog,
+        )
+      : undefined;
+  // Decide is idempotent, so a call that failed is retried for a while (a coordinator restarting
+  // or a standby taking over) before the client is told its commit is in doubt.
+  const txnClient = createClient(
+    TxnService,
+    cfg.coordinator,
+    cfg.token !== undefined ? { token: cfg.token } : {},
+  );
+  const decisions = grpcDecisionLog(txnClient, {
+    callDeadlineMs: DECIDE_DEADLINE_MS,
+    retryForMs: DECIDE_RETRY_MS,
+  });
   const services: RouterServices = {
     config: cfg,
     catalog: () => watcher.catalog,
@@ -73,6 +110,10 @@ export async function startRouter(
     metrics: rm,
     log,
     cancels: new CancelRegistry(),
+    routerId,
+    decisions,
+    tls,
+    roleSecrets,
   };
   server.on('connection', (socket: Socket) => {
     const s = new Session(socket, services, (ended) => {
@@ -100,6 +141,8 @@ export async function startRouter(
       metricsPort: metricsServer.port,
       poolMode: cfg.poolMode,
       poolSize: cfg.poolSize,
+      auth: cfg.auth,
+      tls: tls !== undefined,
     },
     'router listening',
   );
@@ -116,6 +159,8 @@ export async function startRouter(
         for (const s of sessions) s.close();
       });
       pools.close();
+      txnClient.close();
+      roleSecrets?.close();
       await metricsServer.close();
     },
   };

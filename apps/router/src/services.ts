@@ -1,5 +1,6 @@
 // What every client session shares: configuration, the current catalog, pools, the analysis
 // cache, metrics, logger and the cancel registry. One object, passed in, no globals.
+import type { SecureContext } from 'node:tls';
 import type { Logger } from '@tessera/telemetry';
 import type { AnalysisCache } from '@tessera/sql';
 import type { RouterConfig } from './config.js';
@@ -7,6 +8,8 @@ import type { RoutingCatalog } from './routing/catalog-view.js';
 import type { Pools } from './pool/pools.js';
 import type { RouterMetrics } from './metrics.js';
 import type { CancelRegistry } from './cancel.js';
+import type { RoleSecrets } from './session/auth-verifiers.js';
+import type { DecisionLog } from '@tessera/twopc';
 
 export interface RouterServices {
   readonly config: RouterConfig;
@@ -17,4 +20,12 @@ export interface RouterServices {
   readonly metrics: RouterMetrics;
   readonly log: Logger;
   readonly cancels: CancelRegistry;
+  /** This router's identity with the coordinator; it starts every 2PC transaction id. */
+  readonly routerId: string;
+  /** The coordinator's 2PC decision log (TxnService.Decide), for commits across nodes. */
+  readonly decisions: DecisionLog;
+  /** TLS offered to clients (SSLRequest answered 'S'); undefined = answered 'N'. */
+  readonly tls?: SecureContext | undefined;
+  /** Role verifiers for `--auth scram`. */
+  readonly roleSecrets?: RoleSecrets | undefined;
 }

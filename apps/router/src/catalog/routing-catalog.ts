@@ -49,6 +49,7 @@ export function buildRoutingCatalog(catalog: Catalog): RoutingCatalog {
   }
   return Object.freeze({
     epoch: snap.epoch,
+    clusterUid: snap.clusterUid,
     home: snap.home.name,
     nodes,
     table: (schema: string, name: string) => tables.get(`${schema}.${name}`),

@@ -22,6 +22,11 @@ import {
 } from '@tessera/pg-wire';
 import { createHash } from 'node:crypto';
 import { RouterError, SQLSTATE } from '../errors.js';
+import {
+  PassThroughScramClient,
+  type ScramClientRole,
+  type ScramPassThrough,
+} from './scram-pass-through.js';
 
 export interface BackendTarget {
   readonly node: string;
@@ -78,8 +83,16 @@ export class Backend {
     private readonly socket: Socket,
   ) {}
 
-  /** Connects and logs in; rejects with BackendError (the node's refusal) or RouterError 08006. */
-  static connect(target: BackendTarget, timeoutMs: number): Promise<Backend> {
+  /**
+   * Connects and logs in; rejects with BackendError (the node's refusal) or RouterError 08006.
+   * A node asking SCRAM is answered with the client's own key (`passThrough`) when the client
+   * logged in with SCRAM, else with the service password.
+   */
+  static connect(
+    target: BackendTarget,
+    timeoutMs: number,
+    passThrough?: ScramPassThrough,
+  ): Promise<Backend> {
     return new Promise((resolve, reject) => {
       const socket = connect({ host: target.host, port: target.port });
       socket.setNoDelay(true);
@@ -101,7 +114,7 @@ export class Backend {
         () => fail(unreachable(target, `no answer within ${timeoutMs} ms`)),
         timeoutMs,
       );
-      let scram: ScramClient | undefined;
+      let scram: ScramClientRole | undefined;
       socket.on('error', fail);
       socket.on('close', () => fail(unreachable(target, 'the connection closed during login')));
       socket.on('connect', () => {
@@ -142,7 +155,9 @@ export class Backend {
                         target,
                         'the node offers no SASL mechanism the router speaks',
                       );
-                    scram = new ScramClient(needPassword(target));
+                    scram = passThrough
+                      ? new PassThroughScramClient(passThrough, `node "${target.node}"`)
+                      : new ScramClient(needPassword(target));
                     socket.write(
                       writeSASLInitialResponse(
                         w,

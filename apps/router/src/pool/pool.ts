@@ -3,11 +3,13 @@
 // is left inside a transaction is never reused.
 import { RouterError, SQLSTATE } from '../errors.js';
 import { Backend, type BackendTarget } from './backend.js';
+import type { ScramPassThrough } from './scram-pass-through.js';
 
 interface Waiter {
   resolve(b: Backend): void;
   reject(e: Error): void;
   timer: NodeJS.Timeout;
+  passThrough: ScramPassThrough | undefined;
 }
 
 /** Statements prepared on one backend before it is replaced rather than grown further. */
@@ -31,7 +33,8 @@ export class Pool {
     return this.idle.length;
   }
 
-  acquire(timeoutMs: number): Promise<Backend> {
+  /** `passThrough`: the acquiring client's SCRAM key, used if a new connection must log in. */
+  acquire(timeoutMs: number, passThrough?: ScramPassThrough): Promise<Backend> {
     if (this.closed)
       return Promise.reject(
         new RouterError(SQLSTATE.connectionFailure, `node "${this.target.node}" moved; retry`),
@@ -44,7 +47,7 @@ export class Pool {
       this.busy++;
       return Promise.resolve(b);
     }
-    if (this.total < this.size) return this.open();
+    if (this.total < this.size) return this.open(passThrough);
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         resolve,
@@ -59,15 +62,16 @@ export class Pool {
             ),
           );
         }, timeoutMs),
+        passThrough,
       };
       this.waiters.push(waiter);
     });
   }
 
-  private open(): Promise<Backend> {
+  private open(passThrough: ScramPassThrough | undefined): Promise<Backend> {
     this.total++;
     this.busy++;
-    return Backend.connect(this.target, this.connectTimeoutMs).catch((e: unknown) => {
+    return Backend.connect(this.target, this.connectTimeoutMs, passThrough).catch((e: unknown) => {
       this.total--;
       this.busy--;
       // A waiter may now be able to open its own connection (and see the same error, or not).
@@ -101,7 +105,7 @@ export class Pool {
     if (this.waiters.length === 0 || this.total >= this.size || this.closed) return;
     const w = this.waiters.shift()!;
     clearTimeout(w.timer);
-    this.open().then(w.resolve, w.reject);
+    this.open(w.passThrough).then(w.resolve, w.reject);
   }
 
   /** Closes idle connections unused for `idleMs`. */

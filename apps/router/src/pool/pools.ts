@@ -4,6 +4,7 @@ import type { RoutingCatalog } from '../routing/catalog-view.js';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend } from './backend.js';
 import { Pool } from './pool.js';
+import type { ScramPassThrough } from './scram-pass-through.js';
 
 export interface PoolSettings {
   size: number;
@@ -47,8 +48,17 @@ export class Pools {
     return p;
   }
 
-  acquire(catalog: RoutingCatalog, node: string, database: string, user: string): Promise<Backend> {
-    return this.pool(catalog, node, database, user).acquire(this.settings.acquireTimeoutMs);
+  acquire(
+    catalog: RoutingCatalog,
+    node: string,
+    database: string,
+    user: string,
+    passThrough?: ScramPassThrough,
+  ): Promise<Backend> {
+    return this.pool(catalog, node, database, user).acquire(
+      this.settings.acquireTimeoutMs,
+      passThrough,
+    );
   }
 
   /** Closes pools whose node is gone from the catalog or moved to another address. */

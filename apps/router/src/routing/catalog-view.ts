@@ -25,6 +25,8 @@ export type TableView =
 
 export interface RoutingCatalog {
   readonly epoch: bigint;
+  /** The cluster's uid: it goes into every 2PC gid, so recovery finds only this cluster's. */
+  readonly clusterUid: string;
   /** The home node's name. */
   readonly home: string;
   /** Nodes that hold copies of distributed tables (every active node, home included), sorted. */

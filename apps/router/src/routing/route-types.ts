@@ -40,6 +40,24 @@ export type CopyRoute =
       readonly table: string;
     };
 
+/**
+ * A SELECT whose rows live on several nodes: planned (libs/sql planRead) and merged at the router
+ * (session/scatter.ts). `nodes`: every owner of the keyspace, or only those an IN list pins.
+ */
+export interface ScatterRoute {
+  readonly kind: 'scatter';
+  readonly nodes: readonly string[];
+}
+
+/**
+ * An UPDATE or DELETE whose rows live on several nodes: the same statement on each of `nodes`
+ * (every owner of the keyspace, or those an IN list pins), atomic through two-phase commit.
+ */
+export interface MultiWriteRoute {
+  readonly kind: 'multi_write';
+  readonly nodes: readonly string[];
+}
+
 /** The router will not run it: SQLSTATE 0A000 with `message` naming why. */
 export interface RefuseRoute {
   readonly kind: 'refuse';
@@ -52,9 +70,16 @@ export interface NeedsParamsRoute {
 }
 
 export type Route =
-  NodeRoute | AllRoute | SplitInsertRoute | CopyRoute | RefuseRoute | NeedsParamsRoute;
+  | NodeRoute
+  | AllRoute
+  | SplitInsertRoute
+  | CopyRoute
+  | ScatterRoute
+  | MultiWriteRoute
+  | RefuseRoute
+  | NeedsParamsRoute;
 
-export type RouteLabel = 'single' | 'home' | 'all' | 'refused';
+export type RouteLabel = 'single' | 'home' | 'all' | 'scatter' | 'refused';
 
 export function routeLabel(r: Route): RouteLabel {
   switch (r.kind) {
@@ -62,9 +87,12 @@ export function routeLabel(r: Route): RouteLabel {
       return r.label;
     case 'all':
     case 'split':
+    case 'multi_write':
       return 'all';
     case 'copy':
       return r.mode === 'node' ? 'single' : 'all';
+    case 'scatter':
+      return 'scatter';
     case 'refuse':
       return 'refused';
     case 'params':

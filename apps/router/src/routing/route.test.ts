@@ -56,24 +56,48 @@ describe('route', () => {
     assert.deepEqual(r('select * from orders where tenant_id = $1'), { kind: 'params' });
   });
 
-  test('IN and = ANY on one node go there, across nodes are refused', () => {
+  test('IN and = ANY on one node go there, across nodes scatter to the pinned nodes', () => {
     assert.deepEqual(r('select * from orders where tenant_id in (1, 3, 5)'), node('n1'));
     assert.deepEqual(
       r('select * from orders where tenant_id = any($1)', text('{2,4,8}')),
       node('n2'),
     );
-    refused(r('select * from orders where tenant_id in (1, 2)'), /read across nodes/);
-    refused(
-      r('select * from orders where tenant_id = any($1)', text('{1,2}')),
-      /read across nodes/,
-    );
+    assert.deepEqual(r('select * from orders where tenant_id in (1, 2)'), {
+      kind: 'scatter',
+      nodes: ['n1', 'n2'],
+    });
+    assert.deepEqual(r('select * from orders where tenant_id = any($1)', text('{1,2}')), {
+      kind: 'scatter',
+      nodes: ['n1', 'n2'],
+    });
   });
 
-  test('reads and writes that span nodes are refused', () => {
-    refused(r('select * from orders'), /read across nodes/);
-    refused(r('select * from orders where total > 5'), /read across nodes/);
-    refused(r('update orders set total = 0'), /UPDATE whose rows span nodes/);
-    refused(r('delete from orders where tenant_id in (1, 2)'), /DELETE whose rows span nodes/);
+  test('SELECTs that span nodes scatter; other reads and writes that span nodes are refused', () => {
+    assert.equal(r('select * from orders').kind, 'scatter');
+    assert.equal(r('select * from orders where total > 5').kind, 'scatter');
+    assert.equal(r('explain select count(*) from orders').kind, 'scatter');
+    refused(r('create table t2 as select * from orders'), /several nodes/);
+  });
+
+  test('UPDATE and DELETE whose rows span nodes run on every owner (two-phase commit)', () => {
+    assert.deepEqual(r('update orders set total = 0'), {
+      kind: 'multi_write',
+      nodes: ['n1', 'n2'],
+    });
+    assert.deepEqual(r('delete from orders where tenant_id in (1, 2)'), {
+      kind: 'multi_write',
+      nodes: ['n1', 'n2'],
+    });
+    assert.deepEqual(r('delete from orders where tenant_id in (1, 3) or total > 5'), {
+      kind: 'multi_write',
+      nodes: ['n1', 'n2'],
+    });
+    refused(
+      r('delete from orders where total > (select avg(total) from orders)'),
+      /subquery or CTE reading sharded table/,
+    );
+    refused(r("delete from orders where ctid = '(0,1)'"), /ctid/);
+    refused(r('update orders set total = 0 where current of c'), /CURRENT OF/);
   });
 
   test('UPDATE of the key column is refused', () => {

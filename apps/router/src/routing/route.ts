@@ -30,7 +30,7 @@ export function route(
 ): Route {
   switch (a.kind) {
     case 'select':
-      return routeDml(a, a.where, catalog, params, 'read');
+      return routeDml(a, a.where, catalog, params, 'select');
     case 'update': {
       const t = classify(a.tables, catalog);
       const target = t.sharded.find((s) => s.index === a.targetIndex);
@@ -81,7 +81,13 @@ export function route(
       return routeDdl(a, catalog, params);
     case 'explain': {
       const inner = route(a.inner, catalog, params);
-      if (inner.kind === 'node' || inner.kind === 'refuse' || inner.kind === 'params') return inner;
+      if (
+        inner.kind === 'node' ||
+        inner.kind === 'refuse' ||
+        inner.kind === 'params' ||
+        inner.kind === 'scatter'
+      )
+        return inner;
       return refuse('EXPLAIN of a statement that runs on several nodes is not supported yet');
     }
     case 'vacuum':
@@ -139,7 +145,8 @@ function single(node: string): NodeRoute {
   return { kind: 'node', node, label: 'single', flexible: false };
 }
 
-type Verb = 'read' | 'UPDATE' | 'DELETE' | 'LOCK';
+/** `select`: a plain SELECT, which may be planned across nodes; `read`: reads inside other statements. */
+type Verb = 'select' | 'read' | 'UPDATE' | 'DELETE' | 'LOCK';
 
 /** SELECT, UPDATE, DELETE, COPY TO, LOCK: the node(s) the rows live on. */
 function routeDml(
@@ -183,6 +190,22 @@ function routeDml(
     }
     return single(node);
   }
+  // The planner decides whether it can be merged exactly (or refuses with its own sentence).
+  if (verb === 'select') return { kind: 'scatter', nodes: [...nodes].sort() };
+  if (verb === 'UPDATE' || verb === 'DELETE') {
+    // Each node updates its own rows, so the statement must not depend on rows elsewhere (a
+    // subquery on a sharded table would see only its node's) nor name one physical row (a
+    // cursor, a ctid: every node has a row at that spot).
+    if (nested)
+      return refuse(
+        `an ${verb} whose rows span nodes with a subquery or CTE reading sharded table ${qualified(nested.view)} is not supported yet`,
+      );
+    if (where.isCurrentOf)
+      return refuse(`${verb} ... WHERE CURRENT OF on rows that span nodes is not supported`);
+    if (/\bctid\b/i.test(a.sql))
+      return refuse(`an ${verb} naming ctid whose rows span nodes is not supported`);
+    return { kind: 'multi_write', nodes: [...nodes].sort() };
+  }
   const first = t.sharded[0]!;
   return refuse(
     `${crossNodeWhat(verb)} is not supported yet (the key column "${first.view.keyColumn}" of ${qualified(first.view)} is not pinned to one node by the WHERE clause)`,
@@ -191,6 +214,7 @@ function routeDml(
 
 function crossNodeWhat(verb: Verb): string {
   switch (verb) {
+    case 'select':
     case 'read':
       return 'a read across nodes';
     case 'LOCK':
@@ -436,6 +460,10 @@ function routeDdl(a: DdlAnalysis, catalog: RoutingCatalog, params: ParamSource |
         );
       }
       if (inner.kind === 'refuse') return inner;
+      if (inner.kind === 'scatter')
+        return refuse(
+          `${a.command.replace(/_/g, ' ').toUpperCase()} reading rows from several nodes is not supported yet`,
+        );
     }
     return home(catalog, false);
   }

@@ -1,6 +1,7 @@
-// COPY FROM STDIN into a table on several nodes: every node starts its own COPY inside its own
-// transaction; the client's data is split by row owner (or sent whole to every node for a
-// reference table), and all nodes commit only if all succeeded. The client sees one COPY N.
+// COPY FROM STDIN into a table on several nodes: every node starts its COPY inside one
+// transaction across the nodes (the client's, or an implicit one committed with two-phase commit);
+// the client's data is split by row owner (or sent whole to every node for a reference table).
+// All the rows land or none. The client sees one COPY N.
 import {
   FrameReader,
   Writer,
@@ -16,12 +17,12 @@ import { hashKeyText } from '@tessera/pg-hash';
 import { quoteLiteral, quoteQualified, type Analysis, type CopyFromAnalysis } from '@tessera/sql';
 import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import type { CopyRoute } from '../routing/route-types.js';
-import type { Backend } from '../pool/backend.js';
+import { BackendError, type Backend } from '../pool/backend.js';
 import { CopyRowSplitter } from '../copy/copy-rows.js';
 import { HeldOut } from './client-out.js';
 import type { ExchangeResult } from './exchange.js';
-import { errorFrame } from './errors-wire.js';
 import type { Session } from './session.js';
+import { atomically } from './txn.js';
 
 /** Rows gathered per node before they go out as one CopyData. */
 const BATCH_BYTES = 64 * 1024;
@@ -51,6 +52,24 @@ interface Target {
 export async function runCopySplit(s: Session, r: CopyRoute, a: Analysis): Promise<void> {
   if (a.kind !== 'copy_from' || r.mode === 'node')
     throw new Error('runCopySplit needs a COPY FROM split or broadcast route');
+  let total = 0;
+  // One transaction over every node (the client's, or an implicit one committed with two-phase
+  // commit): all the rows land, or none.
+  await atomically(s, async () => {
+    const copied = await copyToNodes(s, r, a);
+    if (copied instanceof Error) return copied;
+    total = copied;
+    return undefined;
+  });
+  s.out.push(writeCommandComplete(new Writer(32), `COPY ${total}`).flush());
+}
+
+/** Starts the COPY on every node, feeds each its rows; the row count, or the error it ended with. */
+async function copyToNodes(
+  s: Session,
+  r: CopyRoute & { mode: 'all' | 'split' },
+  a: CopyFromAnalysis,
+): Promise<number | Error> {
   const catalog = s.catalog();
   const nodes = [...r.nodes].sort();
   const keyIndex =
@@ -60,8 +79,9 @@ export async function runCopySplit(s: Session, r: CopyRoute, a: Analysis): Promi
   try {
     for (const node of nodes) {
       const e = await s.engage(node, catalog);
-      e.messages.push(q('BEGIN'), q(a.sql));
-      e.expect.push({ t: 'quiet' }, { t: 'query', ready: false });
+      s.txn?.wrote(node);
+      e.messages.push(q(a.sql));
+      e.expect.push({ t: 'query', ready: false });
       let markReady!: () => void;
       const ready = new Promise<void>((res) => (markReady = res));
       const t: Target = {
@@ -75,7 +95,7 @@ export async function runCopySplit(s: Session, r: CopyRoute, a: Analysis): Promi
         done: undefined as unknown as Promise<ExchangeResult>,
       };
       (t as { done: Promise<ExchangeResult> }).done = s
-        .run1(e.backend, e.messages, e.expect, true, new HeldOut(targets.length === 0), markReady)
+        .run1(e.backend, e.messages, e.expect, true, new HeldOut(false), markReady)
         .then((res) => {
           t.result = res;
           if (res.error || res.quietError) t.failed = anyFailed = true;
@@ -89,7 +109,7 @@ export async function runCopySplit(s: Session, r: CopyRoute, a: Analysis): Promi
       targets.push(t);
     }
     await Promise.all(targets.map((t) => t.ready));
-    if (anyFailed) return await abort(s, targets, 'another node failed to start the COPY');
+    if (anyFailed) return await abort(targets, 'another node failed to start the COPY');
 
     // Every node is in COPY IN: tell the client to send its data.
     s.out.push(Buffer.from([BackendCode.CopyInResponse, 0, 0, 0, 7, 0, 0, 0]));
@@ -129,11 +149,11 @@ export async function runCopySplit(s: Session, r: CopyRoute, a: Analysis): Promi
 
     for (;;) {
       const m = await s.nextMessage();
-      if (m === undefined) return await abort(s, targets, 'the client went away');
+      if (m === undefined) return await abort(targets, 'the client went away');
       if (anyFailed) {
         // The node's error goes to the client now; the rest of its COPY data is dropped later.
         if (m.code !== 0x64 && m.code !== 0x63 && m.code !== 0x66) s.unshift(m);
-        return await abort(s, targets, 'another node failed during the COPY');
+        return await abort(targets, 'another node failed during the COPY');
       }
       if (m.code === 0x64) {
         if (splitter) {
@@ -154,8 +174,7 @@ export async function runCopySplit(s: Session, r: CopyRoute, a: Analysis): Promi
         const reason = m.body.toString('utf8', 0, Math.max(0, m.body.length - 1));
         for (const t of targets) t.backend.write(writeCopyFail(new Writer(64), reason).flush());
         await Promise.allSettled(targets.map((t) => t.done));
-        await finish(s, targets, false);
-        throw new RouterError(SQLSTATE.queryCanceled, `COPY from stdin failed: ${reason}`);
+        return new RouterError(SQLSTATE.queryCanceled, `COPY from stdin failed: ${reason}`);
       }
       if (m.code === 0x48 || m.code === 0x53) continue;
       s.unshift(m);
@@ -164,74 +183,34 @@ export async function runCopySplit(s: Session, r: CopyRoute, a: Analysis): Promi
           writeCopyFail(new Writer(64), 'unexpected message type during COPY').flush(),
         );
       await Promise.allSettled(targets.map((t) => t.done));
-      await finish(s, targets, false);
-      throw new RouterError(
+      return new RouterError(
         SQLSTATE.protocolViolation,
         'unexpected message type during COPY from stdin',
       );
     }
     const results = await Promise.all(targets.map((t) => t.done));
     const failed = results.find((res) => res.error ?? res.quietError);
-    if (failed) {
-      await finish(s, targets, false);
-      s.out.push(errorFrame((failed.error ?? failed.quietError)!));
-      return;
-    }
+    if (failed) return new BackendError((failed.error ?? failed.quietError)!);
     let total = 0;
     for (const res of results) total += commandRowCount(res.tags[res.tags.length - 1] ?? '') ?? 0;
-    await finish(s, targets, true);
-    s.out.push(
-      writeCommandComplete(
-        new Writer(32),
-        `COPY ${r.mode === 'all' ? total / targets.length : total}`,
-      ).flush(),
-    );
+    return r.mode === 'all' ? total / targets.length : total;
   } catch (e) {
-    for (const t of targets) if (!t.backend.dead && t.backend.status !== 'I') s.drop(t.node);
+    // A node still in COPY IN cannot be used again: its part of the transaction is lost.
+    for (const t of targets) if (t.result === undefined && !t.backend.dead) s.lost(t.backend);
     throw e;
-  } finally {
-    for (const t of targets) {
-      if (s.held.get(t.node)?.backend.status === 'I') s.settle(t.node);
-      else s.drop(t.node);
-    }
   }
 }
 
-/** A node failed: end the COPY everywhere, roll back, and pass the first node error on. */
-async function abort(s: Session, targets: readonly Target[], reason: string): Promise<void> {
+/** A node failed: end the COPY everywhere and pass the first node error on. */
+async function abort(targets: readonly Target[], reason: string): Promise<Error> {
   for (const t of targets)
     if (!t.failed) t.backend.write(writeCopyFail(new Writer(64), reason).flush());
   await Promise.allSettled(targets.map((t) => t.done));
-  await finish(s, targets, false);
   const err = targets
     .map((t) => t.result?.error ?? t.result?.quietError)
     .find((x) => x !== undefined);
-  if (err) {
-    s.services.metrics.error(err.code);
-    s.out.push(errorFrame(err));
-    return;
-  }
-  throw new RouterError(SQLSTATE.connectionFailure, `COPY failed: ${reason}`);
-}
-
-async function finish(s: Session, targets: readonly Target[], commit: boolean): Promise<void> {
-  await Promise.all(
-    targets.map(async (t) => {
-      if (t.backend.dead || t.backend.status === 'I') return;
-      const res = await s.run1(
-        t.backend,
-        [q(commit ? 'COMMIT' : 'ROLLBACK')],
-        [{ t: 'quiet' }],
-        false,
-        new HeldOut(false),
-      );
-      if (commit && res.quietError)
-        throw new RouterError(
-          res.quietError.code,
-          `COMMIT of the COPY failed on node "${t.node}": ${res.quietError.message}`,
-        );
-    }),
-  );
+  if (err) return new BackendError(err);
+  return new RouterError(SQLSTATE.connectionFailure, `COPY failed: ${reason}`);
 }
 
 /** Position of the key column in the COPY's column list (or the table's, asked of a node). */

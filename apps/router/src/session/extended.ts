@@ -32,7 +32,22 @@ import { errorFields, errorFrame } from './errors-wire.js';
 import type { InMsg, Session } from './session.js';
 import { StatementRecord, rewriteBindStatement, targetFrame } from './statements.js';
 import { localTransaction, pickNode } from './simple-query.js';
-import { runOnAll } from './fanout.js';
+import { runMultiWrite, runOnAll } from './fanout.js';
+import { isWrite } from '../routing/writes.js';
+import {
+  crossNodeControl,
+  endsFailedTransaction,
+  inFailedTransaction,
+  replayable,
+  setOnEveryNode,
+} from './txn.js';
+import {
+  bindOfScatter,
+  describeStatementFrames,
+  scatterDescribeFrame,
+  type ScatterPortal,
+} from './scatter-portal.js';
+import { runScatter } from './scatter.js';
 
 const POISON_SQL =
   "DO $tessera$ BEGIN RAISE EXCEPTION 'statement refused by the router'; END $tessera$";
@@ -49,6 +64,8 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
   const messages: Buffer[] = [];
   const expect: Expectation[] = [];
   const localPortals = new Map<string, LocalPortal>();
+  // Portals of reads across nodes: run by the router at Execute (session/scatter.ts).
+  const scatterPortals = new Map<string, ScatterPortal>();
   if (s.cycleOpen && s.cycleNode !== undefined) {
     const h = s.held.get(s.cycleNode);
     if (h && !h.backend.dead) {
@@ -89,13 +106,13 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
   }
 
   // A cycle left open at a Flush (say Parse + Describe) holds a backend; if this batch's key lives
-  // elsewhere and needs nothing from that backend (no portal of its), close that cycle first.
+  // elsewhere and needs nothing from that backend (no portal of its), close that cycle first (in a
+  // transaction block its Sync commits nothing; the other node joins the transaction).
   if (
     backend &&
     node !== undefined &&
     preferred !== undefined &&
     preferred !== node &&
-    s.txnNode === undefined &&
     !usesOpenPortal(batch)
   ) {
     const old = node;
@@ -120,7 +137,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
         return backend;
       }
       throw unsupported(
-        `the statements of this pipeline run on different nodes ("${node}" and "${target}") before its Sync; a transaction across nodes is not supported yet`,
+        `the statements of this pipeline run on different nodes ("${node}" and "${target}") before its Sync, which is not supported yet; send a Sync between them`,
       );
     }
     const chosen = pickNode(s, target, flexible);
@@ -195,23 +212,43 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
             expect.push({ t: 'one', forward: true });
             break;
           }
+          if (s.txn?.crossNode) {
+            // Failed on one node = failed: another node's healthy part must not run it.
+            if (s.status() === 'E' && !endsFailedTransaction(a)) throw inFailedTransaction();
+            // The router runs these at Execute, before anything queued for a backend here.
+            if (backend && isLocal(s, a) && (a.kind === 'transaction' || a.kind === 'set'))
+              throw unsupported(
+                'transaction control and SET after other statements in one pipeline are not supported in a transaction across nodes; send a Sync first',
+              );
+          }
           if (isLocal(s, a)) {
             localPortals.set(portal, { analysis: a });
             synth(BIND_COMPLETE);
             break;
           }
           localPortals.delete(portal);
+          scatterPortals.delete(portal);
           const r = bindRoutes.get(i) ?? route(a, cat(), (k) => bindParam(m.body, k));
-          s.services.metrics.statements(routeLabel(r));
+          if (r.kind !== 'scatter') s.services.metrics.statements(routeLabel(r));
           if (r.kind === 'refuse') throw unsupported(r.message);
-          if (r.kind === 'all') {
+          if (r.kind === 'scatter') {
+            scatterPortals.set(portal, bindOfScatter(r, rec, a, m.body));
+            synth(BIND_COMPLETE);
+            break;
+          }
+          if (r.kind === 'all' || r.kind === 'multi_write') {
+            // Run by the router at Execute, as simple queries on each node (fanout.ts).
             if (a.paramCount > 0 || backend)
               throw unsupported(
-                'a statement that runs on every node cannot take parameters or share a pipeline with others yet',
+                'a statement that runs on several nodes cannot take parameters or share a pipeline with others yet',
               );
-            if (s.inTransaction())
+            if (
+              r.kind === 'multi_write' &&
+              (a.kind === 'update' || a.kind === 'delete') &&
+              a.hasReturning
+            )
               throw unsupported(
-                'a statement that runs on every node inside a transaction block is not supported yet (it needs two-phase commit)',
+                `${a.kind.toUpperCase()} ... RETURNING whose rows span nodes is not supported through the extended query protocol yet; send it as a simple query`,
               );
             localPortals.set(portal, { analysis: a });
             synth(BIND_COMPLETE);
@@ -224,6 +261,12 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
                 : 'this statement is not supported through the extended query protocol yet',
             );
           const b = await engageFor(r.node, r.flexible);
+          if (s.txn !== undefined && node !== undefined) {
+            s.txn.wrote(node, isWrite(a));
+            // Recorded when sent (its outcome comes after the Sync): a savepoint or SET that
+            // fails fails the transaction, so a node joining later never runs after it unnoticed.
+            if (replayable(a)) s.txn.replay.push(a.sql);
+          }
           const name = ensurePrepared(b, rec);
           messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));
           expect.push({ t: 'one', forward: true });
@@ -236,13 +279,34 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
             const a = rec.analysis;
             if (
               a !== undefined &&
-              (isLocal(s, a) || (!backend && route(a, cat(), undefined).kind === 'all'))
+              (isLocal(s, a) || (!backend && runsOnSeveral(route(a, cat(), undefined))))
             ) {
               // Answered by the router: session commands, and statements for every node (DDL),
               // which then run on their own at Execute.
               synth(writeParameterDescription(new Writer(32), rec.paramTypes).flush());
               synth(NO_DATA);
               break;
+            }
+            if (
+              a !== undefined &&
+              !backend &&
+              preferred === undefined &&
+              !s.inTransaction() &&
+              (a.kind === 'select' || a.kind === 'explain')
+            ) {
+              const r = route(a, cat(), undefined);
+              if (r.kind === 'scatter' || r.kind === 'params') {
+                // Its rows may come from several nodes at Execute: describe it on a round trip of
+                // its own, so that no backend is left engaged in this batch.
+                synth(
+                  await describeStatementFrames(
+                    s,
+                    r.kind === 'scatter' ? r.nodes[0]! : cat().home,
+                    rec,
+                  ),
+                );
+                break;
+              }
             }
             let target = cat().home;
             let flexible = true;
@@ -257,6 +321,16 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
             expect.push({ t: 'describe_s' });
           } else if (localPortals.has(d.name)) {
             synth(NO_DATA);
+          } else if (scatterPortals.has(d.name)) {
+            const sp = scatterPortals.get(d.name)!;
+            const next = batch[i + 1];
+            if (next?.code === 0x45 && decodeExecute(next.body).portal === d.name) {
+              // The RowDescription the executor produces leads the Execute's rows, just after.
+              sp.describe = true;
+            } else {
+              if (backend) throw scatterPipeline();
+              synth(await scatterDescribeFrame(s, sp));
+            }
           } else {
             await engageFor(cat().home, true, false);
             messages.push(m.raw);
@@ -271,6 +345,22 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
             await runLocal(s, local.analysis, synth);
             break;
           }
+          const sp = scatterPortals.get(ex.portal);
+          if (sp) {
+            // Its rows go straight to the client: nothing of this batch may be queued on a backend.
+            if (backend) throw scatterPipeline();
+            if (ex.maxRows > 0)
+              throw unsupported(
+                'fetching a read across nodes in parts (Execute with a row limit, cursors) is not supported yet',
+              );
+            await runScatter(s, sp.route, {
+              analysis: sp.analysis,
+              bind: sp.bind,
+              rowDescription: sp.describe,
+            });
+            sp.describe = false;
+            break;
+          }
           await engageFor(cat().home, true);
           messages.push(m.raw);
           expect.push({ t: 'execute' });
@@ -282,7 +372,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
             // The server-side statement may serve other clients: only the client's name goes.
             s.statements.delete(c.name);
             synth(CLOSE_COMPLETE);
-          } else if (backend && !localPortals.has(c.name)) {
+          } else if (backend && !localPortals.has(c.name) && !scatterPortals.delete(c.name)) {
             messages.push(m.raw);
             expect.push({ t: 'one', forward: true });
           } else {
@@ -342,6 +432,12 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
   s.out.flush();
 }
 
+function scatterPipeline(): Error {
+  return unsupported(
+    'a read across nodes cannot share a pipeline with statements already sent to a node before its Sync yet; send a Sync first',
+  );
+}
+
 /** Whether the batch uses a portal bound before it (Execute/Describe/Close of a portal it did not Bind). */
 function usesOpenPortal(batch: readonly InMsg[]): boolean {
   const bound = new Set<string>();
@@ -357,13 +453,25 @@ function usesOpenPortal(batch: readonly InMsg[]): boolean {
   return false;
 }
 
+/** Statements the router runs on several nodes itself at Execute (they describe as NoData). */
+function runsOnSeveral(r: Route): boolean {
+  return r.kind === 'all' || r.kind === 'multi_write';
+}
+
 /** Statements the router answers without a backend. */
 function isLocal(s: Session, a: Analysis): boolean {
   switch (a.kind) {
+    // Answered by the router before a node holds the transaction, and when several do (txn.ts).
     case 'transaction':
-      return s.txnNode === undefined;
+      return (
+        s.txn === undefined ||
+        s.txn.crossNode ||
+        a.action === 'prepare_transaction' ||
+        a.action === 'commit_prepared' ||
+        a.action === 'rollback_prepared'
+      );
     case 'set':
-      return s.txnNode === undefined;
+      return s.txn === undefined || s.txn.crossNode;
     case 'discard':
     case 'deallocate':
       return true;
@@ -377,8 +485,13 @@ async function runLocal(s: Session, a: Analysis, emit: (b: Buffer) => void): Pro
   const complete = (tag: string): void => emit(writeCommandComplete(new Writer(32), tag).flush());
   switch (a.kind) {
     case 'transaction':
+      if (s.txn !== undefined) return crossNodeControl(s, a, emit);
       return localTransaction(s, a, emit);
     case 'set':
+      if (s.txn?.crossNode) {
+        for (const b of await setOnEveryNode(s, a)) emit(b);
+        return;
+      }
       if (s.localStatus !== 'I') s.prelude.push(a.sql);
       s.settings.apply(a);
       return complete(a.action === 'reset' || a.action === 'reset_all' ? 'RESET' : 'SET');
@@ -393,10 +506,12 @@ async function runLocal(s: Session, a: Analysis, emit: (b: Buffer) => void): Pro
       else s.statements.delete(a.name);
       return complete(a.name === undefined ? 'DEALLOCATE ALL' : 'DEALLOCATE');
     default: {
-      // A statement on every node (DDL, reference write), run as a simple query on each.
+      // A statement on several nodes (DDL, reference write, UPDATE or DELETE across nodes), run
+      // as a simple query on each.
       const r = route(a, s.catalog(), undefined);
-      if (r.kind !== 'all') throw unsupported('this statement cannot be answered by the router');
-      return runOnAll(s, r, a.sql);
+      if (r.kind === 'all') return runOnAll(s, r, a);
+      if (r.kind === 'multi_write') return runMultiWrite(s, r, a);
+      throw unsupported('this statement cannot be answered by the router');
     }
   }
 }

@@ -1,22 +1,27 @@
 // Statements that run on several nodes at once: DDL and maintenance on every node, writes to
-// reference tables, and multi-row INSERTs split by row owner. Writes run in one transaction per
-// node, committed only when every node succeeded (rolled back everywhere otherwise); atomic
-// commit across nodes comes with two-phase commit.
+// reference tables, multi-row INSERTs split by row owner, UPDATE and DELETE whose rows span nodes.
+// Writes are atomic across nodes: they run in the client's transaction, or in an implicit one
+// that commits (two-phase when several nodes wrote) or rolls back as a whole (txn.ts). Only what
+// Postgres refuses to run in a transaction block (VACUUM, CREATE INDEX CONCURRENTLY, ...) still
+// runs on its own on each node.
 import {
+  BackendCode,
+  FrameReader,
   Writer,
   commandRowCount,
+  frameBytes,
   writeCommandComplete,
   writeQuery,
   type NoticeFields,
 } from '@tessera/pg-wire';
-import { rebuildInsert, type InsertAnalysis } from '@tessera/sql';
+import { rebuildInsert, type Analysis, type InsertAnalysis } from '@tessera/sql';
 import { RouterError, SQLSTATE, unsupported } from '../errors.js';
-import type { AllRoute, SplitInsertRoute } from '../routing/route-types.js';
-import type { Backend } from '../pool/backend.js';
+import type { AllRoute, MultiWriteRoute, SplitInsertRoute } from '../routing/route-types.js';
+import { BackendError, type Backend } from '../pool/backend.js';
 import { HeldOut } from './client-out.js';
 import type { Expectation } from './exchange.js';
-import { errorFrame } from './errors-wire.js';
 import type { Session } from './session.js';
+import { atomically } from './txn.js';
 
 export interface Part {
   readonly node: string;
@@ -34,91 +39,134 @@ export interface PartResult {
 
 const q = (sql: string): Buffer => writeQuery(new Writer(sql.length + 16), sql).flush();
 
+/** DDL Postgres will not run inside a transaction block: it stays one autocommit per node. */
+const OUTSIDE_TRANSACTION: ReadonlySet<string> = new Set([
+  'create_database',
+  'drop_database',
+  'create_tablespace',
+  'drop_tablespace',
+  'create_subscription',
+  'alter_subscription',
+  'drop_subscription',
+  'reindex',
+  'cluster',
+]);
+
+/** Whether the statement can run inside a transaction block (and so atomically across nodes). */
+export function transactional(r: AllRoute, a: Analysis): boolean {
+  if (r.why === 'maintenance') return false;
+  if (a.kind !== 'ddl') return true;
+  // CONCURRENTLY anywhere in the text: conservative, a false hit only keeps today's behaviour.
+  return !OUTSIDE_TRANSACTION.has(a.command) && !/\bconcurrently\b/i.test(a.sql);
+}
+
 /**
- * Runs each part on its node concurrently. `transactional`: BEGIN first, and COMMIT everywhere
- * only if no part failed (else ROLLBACK everywhere). Keeps the first part's client output.
+ * Runs each part on its node concurrently: inside the session's transaction (each node joins
+ * it) when one is open, else one autocommit statement per node. `write`: the parts count as
+ * writes of their nodes. Resolves when every node answered; keeps every node's output.
  */
 export async function runParts(
   s: Session,
   parts: readonly Part[],
-  transactional: boolean,
+  write: boolean,
 ): Promise<PartResult[]> {
   const catalog = s.catalog();
   // Acquired in node order, so two sessions fanning out never wait on each other in a cycle.
-  const ordered = [...parts].sort((x, y) => (x.node < y.node ? -1 : x.node > y.node ? 1 : 0));
+  const nodes = [...new Set(parts.map((p) => p.node))].sort();
   const engaged = new Map<
     string,
     { backend: Backend; messages: Buffer[]; expect: Expectation[] }
   >();
   try {
-    for (const p of ordered) {
-      if (!engaged.has(p.node)) engaged.set(p.node, await s.engage(p.node, catalog));
+    for (const node of nodes) {
+      engaged.set(node, await s.engage(node, catalog));
+      s.txn?.wrote(node, write);
     }
-    const results = await Promise.all(
-      parts.map(async (p, i) => {
-        const e = engaged.get(p.node)!;
-        const messages = [...e.messages];
-        const expect = [...e.expect];
-        e.messages.length = 0;
-        e.expect.length = 0;
-        if (transactional || p.after !== undefined) {
-          messages.push(q('BEGIN'));
-          expect.push({ t: 'quiet' });
-        }
-        messages.push(q(p.sql));
-        expect.push({ t: 'query', ready: false });
-        if (p.after !== undefined) {
-          messages.push(q(p.after));
-          expect.push({ t: 'quiet' });
-        }
-        const output = new HeldOut(i === 0);
-        const r = await s.run1(e.backend, messages, expect, true, output);
-        const error = r.error ?? r.quietError;
-        return { node: p.node, tags: r.tags, output, error };
-      }),
+  } catch (e) {
+    // Nodes already engaged joined the transaction on paper: let them really begin it.
+    await Promise.allSettled(
+      [...engaged.values()]
+        .filter((x) => x.messages.length > 0)
+        .map((x) => s.run1(x.backend, x.messages, x.expect, false, new HeldOut(false))),
     );
-    if (transactional || parts.some((p) => p.after !== undefined)) {
-      const ok = results.every((r) => r.error === undefined);
-      await Promise.all(
-        [...engaged].map(async ([, e]) => {
-          if (e.backend.status === 'I') return;
-          const end = await s.run1(
-            e.backend,
-            [q(ok ? 'COMMIT' : 'ROLLBACK')],
-            [{ t: 'quiet' }],
-            false,
-            new HeldOut(false),
-          );
-          if (end.quietError && ok)
-            throw new RouterError(
-              end.quietError.code,
-              `COMMIT failed on node "${e.backend.target.node}" after others committed: ${end.quietError.message}`,
-            );
-        }),
-      );
-    }
-    return results;
-  } finally {
-    for (const node of engaged.keys()) {
-      if (s.held.get(node)?.backend.status === 'I') s.settle(node);
-      else s.drop(node);
-    }
+    if (!s.inTransaction()) for (const node of engaged.keys()) s.settle(node);
+    throw e;
   }
+  const runs = await Promise.allSettled(
+    parts.map(async (p) => {
+      const e = engaged.get(p.node)!;
+      const messages = [...e.messages, q(p.sql)];
+      const expect: Expectation[] = [...e.expect, { t: 'query', ready: false }];
+      e.messages.length = 0;
+      e.expect.length = 0;
+      if (p.after !== undefined) {
+        messages.push(q(p.after));
+        expect.push({ t: 'quiet' });
+      }
+      const output = new HeldOut(true);
+      const r = await s.run1(e.backend, messages, expect, true, output);
+      return { node: p.node, tags: r.tags, output, error: r.error ?? r.quietError };
+    }),
+  );
+  if (s.txn === undefined) for (const node of engaged.keys()) s.settle(node);
+  const results: PartResult[] = [];
+  for (const r of runs) {
+    if (r.status === 'rejected') throw r.reason;
+    results.push(r.value);
+  }
+  return results;
 }
 
-function firstError(results: readonly PartResult[]): NoticeFields | undefined {
-  return results.find((r) => r.error !== undefined)?.error;
+function firstError(results: readonly PartResult[]): Error | undefined {
+  const e = results.find((r) => r.error !== undefined)?.error;
+  return e === undefined ? undefined : new BackendError(e);
+}
+
+/** The row count of each node's last CommandComplete. */
+function rowCounts(results: readonly PartResult[], verb: string): number[] {
+  return results.map((res) => {
+    const tag = res.tags[res.tags.length - 1];
+    const n = tag === undefined ? undefined : commandRowCount(tag);
+    if (n === undefined)
+      throw new RouterError(
+        SQLSTATE.internalError,
+        `node "${res.node}" answered the ${verb} with "${tag}"`,
+      );
+    return n;
+  });
+}
+
+/**
+ * The copies of a reference table are identical, so a write must change as many rows on each;
+ * if they differ, the copies already disagree and the write is rolled back rather than made worse.
+ */
+function copiesDisagree(results: readonly PartResult[], a: Analysis): Error | undefined {
+  const counts = rowCounts(results, 'write');
+  if (counts.every((n) => n === counts[0])) return undefined;
+  const target = a.tables.find((t) => t.role === 'target');
+  const name = target ? `${target.schema ?? 'public'}.${target.name}` : 'a reference table';
+  return new RouterError(
+    'XX001',
+    `the copies of reference table ${name} disagree: this write changed ${results.map((r, i) => `${counts[i]} rows on node "${r.node}"`).join(', ')}; it was not applied anywhere`,
+  );
 }
 
 /** DDL, maintenance or a reference write on every node; the client sees the first node's answer. */
-export async function runOnAll(s: Session, r: AllRoute, sql: string): Promise<void> {
-  const parts = r.nodes.map((node) => ({ node, sql, after: r.after.get(node) }));
-  const results = await runParts(s, parts, r.why === 'reference_write');
-  const error = firstError(results);
-  if (error) {
-    s.services.metrics.error(error.code);
-    s.out.push(errorFrame(error));
-    return;
+export async function runOnAll(s: Session, r: AllRoute, a: Analysis): Promise<void> {
+  const parts = r.nodes.map((node) => ({ node, sql: a.sql, after: r.after.get(node) }));
+  let results: PartResult[] = [];
+  if (!transactional(r, a) && !s.inTransaction()) {
+    results = await runParts(s, parts, true);
+    const error = firstError(results);
+    if (error) throw error;
+  } else {
+    await atomically(s, async () => {
+      results = await runParts(s, parts, true);
+      return (
+        firstError(results) ??
+        (r.why === 'reference_write' ? copiesDisagree(results, a) : undefined)
+      );
+    });
   }
   for (const b of results[0]!.output.pieces) s.out.push(b);
 }
@@ -129,26 +177,46 @@ export async function runSplitInsert(
   r: SplitInsertRoute,
   a: InsertAnalysis,
 ): Promise<void> {
+  // Clients match returned rows to VALUES rows by position, an order nodes cannot keep.
   if (a.hasReturning)
     throw unsupported('INSERT ... RETURNING whose rows go to several nodes is not supported yet');
   const parts = r.parts.map((p) => ({ node: p.node, sql: rebuildInsert(a, p.rows) }));
-  const results = await runParts(s, parts, true);
-  const error = firstError(results);
-  if (error) {
-    s.services.metrics.error(error.code);
-    s.out.push(errorFrame(error));
-    return;
-  }
-  let total = 0;
-  for (const res of results) {
-    const tag = res.tags[res.tags.length - 1];
-    const n = tag === undefined ? undefined : commandRowCount(tag);
-    if (n === undefined)
-      throw new RouterError(
-        SQLSTATE.internalError,
-        `node "${res.node}" answered the INSERT with "${tag}"`,
-      );
-    total += n;
-  }
+  let results: PartResult[] = [];
+  await atomically(s, async () => {
+    results = await runParts(s, parts, true);
+    return firstError(results);
+  });
+  const total = rowCounts(results, 'INSERT').reduce((x, y) => x + y, 0);
   s.out.push(writeCommandComplete(new Writer(32), `INSERT 0 ${total}`).flush());
+}
+
+/**
+ * UPDATE or DELETE on every node its rows may be on: one tag with the summed count; RETURNING
+ * rows of every node after the first node's RowDescription (no order is promised, as in Postgres).
+ */
+export async function runMultiWrite(s: Session, r: MultiWriteRoute, a: Analysis): Promise<void> {
+  const verb = a.kind === 'update' ? 'UPDATE' : a.kind === 'delete' ? 'DELETE' : undefined;
+  if (verb === undefined) throw new Error(`multi_write route for ${a.kind}`);
+  let results: PartResult[] = [];
+  await atomically(s, async () => {
+    results = await runParts(
+      s,
+      r.nodes.map((node) => ({ node, sql: a.sql })),
+      true,
+    );
+    return firstError(results);
+  });
+  const total = rowCounts(results, verb).reduce((x, y) => x + y, 0);
+  results.forEach((res, i) => {
+    const reader = new FrameReader();
+    for (const p of res.output.pieces) reader.push(p);
+    for (let f = reader.next(); f; f = reader.next()) {
+      const keep =
+        f.code === BackendCode.DataRow ||
+        (i === 0 &&
+          (f.code === BackendCode.RowDescription || f.code === BackendCode.NoticeResponse));
+      if (keep) s.out.push(Buffer.from(frameBytes(f)));
+    }
+  });
+  s.out.push(writeCommandComplete(new Writer(32), `${verb} ${total}`).flush());
 }

@@ -15,6 +15,7 @@ import {
   type TransactionStatus,
 } from '@tessera/pg-wire';
 import type { Backend } from '../pool/backend.js';
+import type { ScramPassThrough } from '../pool/scram-pass-through.js';
 import type { Pool } from '../pool/pool.js';
 import type { RoutingCatalog } from '../routing/catalog-view.js';
 import type { RouterServices } from '../services.js';
@@ -28,6 +29,7 @@ import type { StatementRecord } from './statements.js';
 import { runStartup } from './startup.js';
 import { handleQuery } from './simple-query.js';
 import { handleBatch } from './extended.js';
+import { OpenTxn } from './txn.js';
 
 /** One client message, whole (`raw`) with its body as a view of it; memory owned by the message. */
 export interface InMsg {
@@ -44,13 +46,22 @@ interface Held {
 /** Inbox size at which the client socket is paused until the session catches up. */
 const INBOX_HIGH_BYTES = 4 * 1024 * 1024;
 const MAX_PRE_LOGIN_FRAME = 64 * 1024;
+/** Unread bytes held before login (a startup packet and one message): beyond, stop reading. */
+const PRE_LOGIN_BUFFER_BYTES = 10_000 + MAX_PRE_LOGIN_FRAME + 5;
 const MAX_FRAME = 1 << 30;
+/** How long a closing connection may take to deliver its last frames before it is cut. */
+const CLOSE_GRACE_MS = 2000;
 
 const QUIET_POISON =
   "DO $tessera$ BEGIN RAISE EXCEPTION 'statement refused by the router'; END $tessera$";
 
 export class Session implements Cancellable {
-  readonly out: ClientOut;
+  /** The client connection; replaced by its TLS session after SSLRequest (useSocket). */
+  socket: Socket;
+  out: ClientOut;
+  /** The client's SCRAM key for logging in to nodes as its role; memory only, never logged. */
+  passThrough: ScramPassThrough | undefined;
+  encrypted = false;
   readonly reader = new FrameReader({ maxFrameLength: MAX_PRE_LOGIN_FRAME });
   pid = 0;
   secret = 0;
@@ -63,8 +74,12 @@ export class Session implements Cancellable {
   localStatus: TransactionStatus = 'I';
   /** BEGIN (and SAVEPOINT, SET LOCAL ...) waiting for the statement that picks the node. */
   prelude: string[] = [];
-  /** The node the open transaction runs on. */
-  txnNode: string | undefined;
+  /** The open transaction once a backend holds it: its nodes and replay log (txn.ts). */
+  txn: OpenTxn | undefined;
+  /** The node the open transaction started on (statements any node answers go there). */
+  get txnNode(): string | undefined {
+    return this.txn?.first;
+  }
   /** Settings when the transaction began, restored if it rolls back. */
   settingsAtBegin: Map<string, string> | undefined;
   /** An extended-protocol cycle dispatched at a Flush keeps its backend until the Sync. */
@@ -87,15 +102,32 @@ export class Session implements Cancellable {
   refusal: RouterError | undefined;
 
   constructor(
-    readonly socket: Socket,
+    socket: Socket,
     readonly services: RouterServices,
     private readonly onEnd: (s: Session) => void,
   ) {
+    this.socket = socket;
     this.out = new ClientOut(socket);
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', () => this.close());
-    socket.on('close', () => this.close());
+    this.listen(socket);
+  }
+
+  private readonly onSocketData = (chunk: Buffer): void => this.onData(chunk);
+  private readonly onSocketEnd = (): void => this.close();
+
+  private listen(socket: Socket): void {
+    socket.on('data', this.onSocketData);
+    socket.on('error', this.onSocketEnd);
+    socket.on('close', this.onSocketEnd);
+  }
+
+  /** From now on the client is read and written through `secure` (TLS over the same socket). */
+  useSocket(secure: Socket): void {
+    this.socket.off('data', this.onSocketData);
+    this.socket = secure;
+    this.out = new ClientOut(secure);
+    this.encrypted = true;
+    this.listen(secure);
   }
 
   /** Runs the connection to its end; never rejects. */
@@ -107,6 +139,7 @@ export class Session implements Cancellable {
       const ok = await runStartup(this).finally(() => clearTimeout(loginTimer));
       if (!ok) return this.close();
       this.startupPhase = false;
+      this.socket.resume(); // paused if the client sent ahead of its login
       this.reader.setMaxFrameLength(MAX_FRAME);
       this.drainFrames();
       while (!this.closed) {
@@ -132,6 +165,9 @@ export class Session implements Cancellable {
       return this.fatal(e);
     }
     if (this.startupPhase) {
+      // Nobody is trusted before login: hold no more than the handshake can use, read on only
+      // when it asks (waitData), so a client cannot make the router buffer without bound.
+      if (this.reader.buffered > PRE_LOGIN_BUFFER_BYTES) this.socket.pause();
       this.notify();
       return;
     }
@@ -178,6 +214,7 @@ export class Session implements Cancellable {
   /** Resolves when more bytes arrived (startup phase) or the connection closed. */
   waitData(): Promise<void> {
     if (this.closed) return Promise.resolve();
+    if (this.startupPhase) this.socket.resume();
     return new Promise((resolve) => (this.wake = resolve));
   }
 
@@ -266,11 +303,18 @@ export class Session implements Cancellable {
 
   /** The status the client should see in ReadyForQuery. */
   status(): TransactionStatus {
-    if (this.txnNode !== undefined) {
-      const h = this.held.get(this.txnNode);
-      if (h) return h.backend.status;
+    const txn = this.txn;
+    if (txn === undefined) return this.localStatus;
+    // Failed on one node = failed for the client, as one Postgres would be.
+    if (txn.broken) return 'E';
+    let idle = true;
+    for (const node of txn.nodes.keys()) {
+      const b = this.held.get(node)?.backend;
+      if (b === undefined) continue;
+      if (b.status === 'E' || b.dead) return 'E';
+      if (b.status !== 'I') idle = false;
     }
-    return this.localStatus;
+    return idle ? 'I' : 'T';
   }
 
   readyFrame(): Buffer {
@@ -309,10 +353,19 @@ export class Session implements Cancellable {
     begin = true,
   ): Promise<{ backend: Backend; messages: Buffer[]; expect: Expectation[] }> {
     let h = this.held.get(node);
+    if (h !== undefined && h.backend.dead && this.txn?.nodes.has(node)) {
+      // Its part of the transaction died with it: a fresh backend would run the statement
+      // outside the transaction. Failed until the client rolls back.
+      this.lost(h.backend);
+      throw new RouterError(
+        SQLSTATE.connectionFailure,
+        `the connection to node "${node}" was lost in the middle of the transaction; roll back`,
+      );
+    }
     if (h === undefined || h.backend.dead) {
       if (h) this.drop(node);
       const pool = this.services.pools.pool(catalog, node, this.database, this.user);
-      const backend = await pool.acquire(this.services.config.acquireTimeoutMs);
+      const backend = await pool.acquire(this.services.config.acquireTimeoutMs, this.passThrough);
       h = { backend, pool };
       this.held.set(node, h);
     }
@@ -330,12 +383,34 @@ export class Session implements Cancellable {
 
   /** The deferred BEGIN (and what followed it) for the node the transaction now runs on. */
   takePrelude(node: string, messages: Buffer[], expect: Expectation[]): void {
-    if (this.prelude.length > 0 && this.txnNode === undefined) {
+    const txn = this.txn;
+    if (txn !== undefined) {
+      if (txn.nodes.has(node)) return;
+      // A node joining the transaction: BEGIN (same options) and the savepoints and SETs so far,
+      // in order, so a later ROLLBACK TO or RELEASE means the same on every node.
+      if (txn.replayUncertain)
+        throw new RouterError(
+          SQLSTATE.featureNotSupported,
+          `this statement runs on node "${node}", which the transaction has not used yet, and the router cannot rebuild the transaction's state there (a multi-statement query failed midway); roll back, or send statements one by one`,
+        );
+      const failed = this.status() === 'E';
+      const sql = txn.replay.join('; ');
+      messages.push(writeQuery(new Writer(sql.length + 16), sql).flush());
+      expect.push({ t: 'quiet' });
+      txn.join(node);
+      if (failed) {
+        messages.push(writeQuery(new Writer(128), QUIET_POISON).flush());
+        expect.push({ t: 'quiet' });
+      }
+      return;
+    }
+    if (this.prelude.length > 0) {
       const sql = this.prelude.join('; ');
       messages.push(writeQuery(new Writer(sql.length + 16), sql).flush());
       expect.push({ t: 'quiet' });
+      this.txn = new OpenTxn(this.prelude);
+      this.txn.join(node);
       this.prelude = [];
-      this.txnNode = node;
       // The failed state the client saw, if any, must hold on the node too.
       if (this.localStatus === 'E') {
         messages.push(writeQuery(new Writer(128), QUIET_POISON).flush());
@@ -410,18 +485,32 @@ export class Session implements Cancellable {
       this.lost(b);
       return;
     }
+    const txn = this.txn;
     if (b.status === 'I') {
-      if (this.txnNode === node) {
-        this.txnNode = undefined;
-        this.localStatus = 'I';
-        this.settingsAtBegin = undefined;
+      if (txn?.nodes.has(node)) {
+        if (txn.nodes.size === 1 && !txn.broken) {
+          // The one node's COMMIT or ROLLBACK ended the transaction.
+          this.txn = undefined;
+          this.localStatus = 'I';
+          this.settingsAtBegin = undefined;
+        } else {
+          // A part ended on its own while others are open: it can no longer commit with them.
+          txn.nodes.delete(node);
+          txn.broken = true;
+        }
       }
       if (this.services.config.poolMode === 'transaction' && !this.cycleOpen) {
         this.held.delete(node);
         h.pool.release(b);
       }
-    } else {
-      this.txnNode = node;
+    } else if (txn === undefined) {
+      // Begun by the client's own text (BEGIN inside a multi-statement query).
+      this.txn = new OpenTxn(['BEGIN']);
+      this.txn.join(node);
+      this.txn.wrote(node);
+    } else if (!txn.nodes.has(node)) {
+      txn.join(node);
+      txn.wrote(node);
     }
   }
 
@@ -434,9 +523,11 @@ export class Session implements Cancellable {
     for (const [node, h] of this.held) {
       if (h.backend !== b) continue;
       this.drop(node);
-      if (this.txnNode === node) {
-        this.txnNode = undefined;
-        this.localStatus = 'E';
+      const txn = this.txn;
+      if (txn?.nodes.has(node)) {
+        // Its part of the transaction is gone: failed until the client rolls back (txn.ts).
+        txn.nodes.delete(node);
+        txn.broken = true;
       }
     }
   }
@@ -507,8 +598,12 @@ export class Session implements Cancellable {
       if (this.running.has(h.backend)) h.backend.destroy('client went away');
       h.pool.release(h.backend);
     }
-    this.socket.end();
-    this.socket.destroySoon();
+    const socket = this.socket;
+    socket.end();
+    socket.destroySoon();
+    // A peer that never reads (or a TLS handshake that never finished) would keep the socket,
+    // and what is queued on it, forever: it gets a moment to take the last frames, no more.
+    setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
     this.onEnd(this);
   }
 }

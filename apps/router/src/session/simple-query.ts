@@ -14,8 +14,17 @@ import { routeLabel, type Route } from '../routing/route-types.js';
 import type { ParamSource } from '../routing/key-hash.js';
 import type { InMsg, Session } from './session.js';
 import { noticeFrame } from './errors-wire.js';
-import { runOnAll, runSplitInsert } from './fanout.js';
+import { runMultiWrite, runOnAll, runSplitInsert } from './fanout.js';
+import { isWrite } from '../routing/writes.js';
+import {
+  crossNodeControl,
+  endsFailedTransaction,
+  inFailedTransaction,
+  replayable,
+  setOnEveryNode,
+} from './txn.js';
 import { runCopySplit } from './copy-in.js';
+import { runScatter } from './scatter.js';
 
 /** A simple Query carries no parameters: a `$n` key cannot be known. */
 const NO_BIND: ParamSource = () => undefined;
@@ -46,24 +55,19 @@ function complete(s: Session, tag: string): void {
 
 /** One statement: local session commands, or routed. Errors thrown become one ErrorResponse. */
 async function runStatement(s: Session, a: Analysis, m: InMsg): Promise<void> {
-  if (
-    s.status() === 'E' &&
-    !(
-      a.kind === 'transaction' &&
-      (a.action === 'rollback' || a.action === 'rollback_to' || a.action === 'commit')
-    )
-  ) {
-    if (s.txnNode === undefined) {
-      throw new RouterError(
-        SQLSTATE.inFailedTransaction,
-        'current transaction is aborted, commands ignored until end of transaction block',
-      );
-    }
-  }
+  // Failed anywhere = failed: a node whose part is still fine must not run the statement.
+  if (s.status() === 'E' && !endsFailedTransaction(a)) throw inFailedTransaction();
   switch (a.kind) {
     case 'transaction':
-      if (s.txnNode === undefined) return localTransaction(s, a, (b) => s.out.push(b));
-      return forward(s, s.txnNode, m, a);
+      if (s.txn === undefined) return localTransaction(s, a, (b) => s.out.push(b));
+      if (
+        s.txn.crossNode ||
+        a.action === 'prepare_transaction' ||
+        a.action === 'commit_prepared' ||
+        a.action === 'rollback_prepared'
+      )
+        return crossNodeControl(s, a, (b) => s.out.push(b));
+      return forward(s, s.txn.first!, m, a);
     case 'set':
       return runSet(s, a, m);
     case 'discard':
@@ -94,7 +98,8 @@ async function runStatement(s: Session, a: Analysis, m: InMsg): Promise<void> {
   }
   const catalog = s.catalog();
   const r = route(a, catalog, NO_BIND);
-  s.services.metrics.statements(routeLabel(r));
+  // A read across nodes is counted once planned (scatter) or refused by the planner.
+  if (r.kind !== 'scatter') s.services.metrics.statements(routeLabel(r));
   await execute(s, r, a, m);
 }
 
@@ -105,35 +110,29 @@ async function execute(s: Session, r: Route, a: Analysis, m: InMsg): Promise<voi
       throw unsupported(r.kind === 'refuse' ? r.message : 'a bind parameter in a simple query');
     case 'node':
       return forward(s, pickNode(s, r.node, r.flexible), m, a);
+    case 'scatter':
+      return runScatter(s, r, { analysis: a, rowDescription: true });
     case 'copy':
       if (r.mode === 'node') return forward(s, pickNode(s, r.node, false), m, a);
-      notInTransaction(s, 'COPY into a table on several nodes');
       return runCopySplit(s, r, a);
     case 'all':
       if (r.nodes.length === 1) return forward(s, pickNode(s, r.nodes[0]!, false), m, a);
-      notInTransaction(
-        s,
-        r.why === 'reference_write'
-          ? 'a write to a reference table (it runs on every node)'
-          : 'a statement that runs on every node',
-      );
-      return runOnAll(s, r, a.sql);
+      return runOnAll(s, r, a);
     case 'split':
-      notInTransaction(s, 'an INSERT whose rows go to several nodes');
       if (a.kind !== 'insert') throw new Error('split route for a non-INSERT');
       return runSplitInsert(s, r, a);
+    case 'multi_write':
+      return runMultiWrite(s, r, a);
   }
 }
 
-/** Inside a transaction only its node can be used: a second node needs two-phase commit. */
+/**
+ * The node a statement runs on. Inside a transaction, one any node answers goes to the node the
+ * transaction started on; another node joins the transaction (Session.takePrelude).
+ */
 export function pickNode(s: Session, node: string, flexible: boolean): string {
   const txn = s.txnNode;
-  if (txn !== undefined) {
-    if (flexible || txn === node) return txn;
-    throw unsupported(
-      `this statement runs on node "${node}" but the transaction already uses node "${txn}"; a transaction across nodes is not supported yet`,
-    );
-  }
+  if (txn !== undefined) return flexible ? txn : node;
   if (flexible) {
     // Session pooling or an open cycle: reuse what is held rather than open another backend.
     const first = s.held.keys().next();
@@ -142,19 +141,13 @@ export function pickNode(s: Session, node: string, flexible: boolean): string {
   return node;
 }
 
-function notInTransaction(s: Session, what: string): void {
-  if (s.inTransaction())
-    throw unsupported(
-      `${what} inside a transaction block is not supported yet (it needs two-phase commit)`,
-    );
-}
-
 /** Sends the client's Query to one node and forwards the answer (ReadyForQuery excepted). */
 async function forward(s: Session, node: string, m: InMsg, a: Analysis | undefined): Promise<void> {
   const catalog = s.catalog();
   const wasIdle = s.status() === 'I';
   if (wasIdle) s.settingsAtBegin = s.settings.save();
   const { backend, messages, expect } = await s.engage(node, catalog);
+  s.txn?.wrote(node, isWrite(a));
   messages.push(m.raw);
   expect.push({ t: 'query', ready: false });
   // The ReadyForQuery is the session's to send (it knows the status the client should see).
@@ -175,6 +168,9 @@ function afterStatement(
   if (a === undefined) return;
   if (error !== undefined) return;
   if (a.kind === 'set') s.settings.apply(a);
+  if (replayable(a)) s.txn?.replay.push(a.sql);
+  if (a.kind === 'transaction' && a.chain && (a.action === 'commit' || a.action === 'rollback'))
+    s.txn?.chained();
   if (
     a.kind === 'transaction' &&
     (a.action === 'rollback' || tags.includes('ROLLBACK')) &&
@@ -186,7 +182,12 @@ function afterStatement(
 }
 
 async function runSet(s: Session, a: SetAnalysis, m: InMsg): Promise<void> {
-  if (s.txnNode !== undefined) return forward(s, s.txnNode, m, a);
+  const txn = s.txn;
+  if (txn?.crossNode) {
+    for (const b of await setOnEveryNode(s, a)) s.out.push(b);
+    return;
+  }
+  if (txn !== undefined) return forward(s, txn.first!, m, a);
   if (s.localStatus !== 'I') {
     // Inside a transaction no node was picked for yet: it runs first thing on that node.
     s.prelude.push(a.sql);
@@ -253,6 +254,16 @@ export function localTransaction(
 /** Several statements in one Query: run as one on a single node when they all fit there. */
 async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Promise<void> {
   const catalog = s.catalog();
+  const before = s.txn;
+  if (before?.crossNode) {
+    // One node runs the whole text: statements every node of the transaction must see cannot be
+    // in it, and a failed transaction fails it whatever node it goes to.
+    if (analyses.some((a) => a.kind === 'transaction' || a.kind === 'set'))
+      throw unsupported(
+        'transaction control and SET in a multi-statement query are not supported in a transaction across nodes; send them on their own',
+      );
+    if (s.status() === 'E') throw inFailedTransaction();
+  }
   let node: string | undefined;
   let flexibleOnly = true;
   for (const a of analyses) {
@@ -285,6 +296,8 @@ async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Pro
   s.services.metrics.statements(flexibleOnly ? 'home' : 'single');
   const target = pickNode(s, node ?? catalog.home, node === undefined);
   const { backend, messages, expect } = await s.engage(target, catalog);
+  const writes = analyses.some((a) => isWrite(a));
+  s.txn?.wrote(target, writes);
   messages.push(m.raw);
   expect.push({ t: 'query', ready: false });
   const result = await s.run1(backend, messages, expect, true);
@@ -293,4 +306,22 @@ async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Pro
     backend.settingsKey = s.settings.key();
   }
   s.settle(target);
+  const txn = s.txn;
+  if (txn === undefined) return;
+  // A transaction begun by this text: its node wrote only if one of these statements did.
+  const part = txn.nodes.get(target);
+  if (before === undefined && part !== undefined) part.written = writes;
+  if (result.error !== undefined) {
+    // Which of the statements ran is unknown: a node joining later could not be given the same
+    // savepoints and settings.
+    if (analyses.some((a) => a.kind === 'transaction' || a.kind === 'set'))
+      txn.replayUncertain = true;
+    return;
+  }
+  for (const a of analyses) {
+    if (a.kind === 'transaction' && a.action === 'begin') txn.replay = [a.sql];
+    else if (a.kind === 'transaction' && (a.action === 'commit' || a.action === 'rollback'))
+      txn.replay = a.chain ? txn.replay.slice(0, 1) : ['BEGIN'];
+    else if (replayable(a)) txn.replay.push(a.sql);
+  }
 }

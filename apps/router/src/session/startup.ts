@@ -1,8 +1,10 @@
-// The startup handshake of a client connection: SSLRequest and GSSENCRequest refused with 'N',
-// CancelRequest forwarded, protocol 3.0 checked, trust or SCRAM authentication, then the
-// ParameterStatus values of a real backend, a router-minted BackendKeyData, and ReadyForQuery.
+// The startup handshake of a client connection: SSLRequest accepted with 'S' and TLS when a
+// certificate is configured ('N' otherwise), GSSENCRequest refused with 'N', CancelRequest
+// forwarded, protocol 3.0 checked, trust or SCRAM authentication, then the ParameterStatus values
+// of a real backend, a router-minted BackendKeyData, and ReadyForQuery.
 import {
   READY_FOR_QUERY_IDLE,
+  SSL_ACCEPT,
   SSL_REFUSE,
   Writer,
   parseStartup,
@@ -16,6 +18,7 @@ import { RouterError, SQLSTATE } from '../errors.js';
 import type { Session } from './session.js';
 import { errorFields, errorFrame } from './errors-wire.js';
 import { authenticateScram } from './auth-scram.js';
+import { startTls } from './tls.js';
 
 /** Parameters a backend reports that a client's own startup value overrides. */
 const CLIENT_REPORTED = [
@@ -40,8 +43,22 @@ export async function runStartup(s: Session): Promise<boolean> {
     const packet = parseStartup(body);
     switch (packet.kind) {
       case 'ssl':
+        if (s.encrypted) throw protocolViolation('SSLRequest over a connection already using TLS');
+        if (s.services.tls === undefined) {
+          // No TLS configured: say so and expect the real startup packet in the clear.
+          s.socket.write(SSL_REFUSE);
+          continue;
+        }
+        // Bytes sent after SSLRequest but before the handshake would be read as if they came
+        // over TLS (CVE-2021-23214): a client that pipelines them is refused, as Postgres does.
+        if (s.reader.buffered > 0)
+          throw protocolViolation('received unencrypted data after SSL request');
+        s.socket.write(SSL_ACCEPT);
+        s.useSocket(startTls(s.socket, s.services.tls));
+        continue;
       case 'gssenc':
-        // No TLS configured: say so and expect the real startup packet in the clear.
+        if (s.encrypted)
+          throw protocolViolation('GSSENCRequest over a connection already using TLS');
         s.socket.write(SSL_REFUSE);
         continue;
       case 'cancel':
@@ -53,6 +70,13 @@ export async function runStartup(s: Session): Promise<boolean> {
     }
   }
   if (s.refusal) throw s.refusal;
+  if (s.services.config.tlsRequired && !s.encrypted) {
+    throw new RouterError(
+      SQLSTATE.invalidAuthorization,
+      'the router accepts only TLS connections; connect with sslmode=require',
+      'FATAL',
+    );
+  }
   const user = startup.params.get('user');
   if (user === undefined || user === '') {
     throw new RouterError(
@@ -70,9 +94,11 @@ export async function runStartup(s: Session): Promise<boolean> {
     writeNegotiateProtocolVersion(w, 196608, unknownOptions);
 
   if (s.services.config.auth === 'scram') {
+    if (!s.services.roleSecrets) throw new Error('--auth scram without a verifier source');
     s.socket.write(w.flush());
-    const ok = await authenticateScram(s);
-    if (!ok) return false;
+    const credential = await authenticateScram(s, s.services.roleSecrets);
+    if (!credential) return false;
+    s.passThrough = credential;
   }
   const catalog = s.services.catalog();
   if (!catalog)
@@ -87,7 +113,7 @@ export async function runStartup(s: Session): Promise<boolean> {
   let serverParams: Map<string, string>;
   try {
     const pool = s.services.pools.pool(catalog, catalog.home, s.database, s.user);
-    const b = await pool.acquire(s.services.config.acquireTimeoutMs);
+    const b = await pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough);
     serverParams = new Map(b.params);
     pool.release(b);
   } catch (e) {
@@ -111,4 +137,8 @@ export async function runStartup(s: Session): Promise<boolean> {
   w.bytes(READY_FOR_QUERY_IDLE);
   s.socket.write(w.flush());
   return true;
+}
+
+function protocolViolation(message: string): RouterError {
+  return new RouterError(SQLSTATE.protocolViolation, message, 'FATAL');
 }

@@ -41,6 +41,11 @@ export interface TestCluster {
   url(database?: string): string;
   /** Restarts the router (same coordinator and nodes) with other settings. */
   restartRouter(config?: Partial<RouterConfig>): Promise<RunningRouter>;
+  /**
+   * Stops the coordinator and starts it again on the same catalog and address (a crash and
+   * restart as routers see it: calls fail until it is back, then its recovery loop runs).
+   */
+  restartCoordinator(opts?: { downMs?: number }): Promise<RunningCoordinator>;
   dispose(): Promise<void>;
 }
 
@@ -63,16 +68,17 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
   const servers = await startPostgresCluster(3, { name: 'router-test' });
   const [home, data1, data2] = servers as [PgServer, PgServer, PgServer];
   await home.query('create database tessera_catalog');
-  const coordinator = await startCoordinator(
-    {
-      catalogUrl: home.url('tessera_catalog'),
-      listen: '127.0.0.1:0',
-      metricsPort: 0,
-      standbyPollMs: 100,
-      recoveryGraceMs: 10_000,
-    },
-    { log: quiet('coordinator') },
-  );
+  const coordinatorConfig = (listen: string) => ({
+    catalogUrl: home.url('tessera_catalog'),
+    listen,
+    metricsPort: 0,
+    standbyPollMs: 100,
+    recoveryGraceMs: 10_000,
+    recoveryIntervalMs: 500,
+  });
+  let coordinator = await startCoordinator(coordinatorConfig('127.0.0.1:0'), {
+    log: quiet('coordinator'),
+  });
   await coordinator.whenActive;
   const admin = createClient(AdminService, coordinator.address);
   await admin.addNode({ name: 'home', host: '127.0.0.1', port: home.port, role: NodeRole.HOME });
@@ -116,7 +122,9 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     home,
     data: [data1, data2],
     byName,
-    coordinator,
+    get coordinator() {
+      return coordinator;
+    },
     admin,
     get router() {
       return router;
@@ -127,6 +135,25 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       router = await startRouter(routerConfig(config), { logger: quiet('router') });
       await router.ready();
       return router;
+    },
+    async restartCoordinator({ downMs = 0 } = {}) {
+      const address = coordinator.address;
+      await coordinator.stop();
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+      // The port was just released; another process could take it, so retry a moment.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          coordinator = await startCoordinator(coordinatorConfig(address), {
+            log: quiet('coordinator'),
+          });
+          break;
+        } catch (e) {
+          if (attempt >= 20) throw e;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+      await coordinator.whenActive;
+      return coordinator;
     },
     async dispose() {
       await router.stop().catch(() => undefined);

@@ -1,0 +1,240 @@
+// One node's part of a read across nodes: sends the leaf statement on a backend and turns the
+// node's answer into the executor's LeafStream (RowDescription, DataRows, CommandComplete; an
+// ErrorResponse is thrown as the node's own error). Streams with backpressure: while the executor
+// does not pull, the backend socket is paused. When abandoned early, the query is cancelled and the
+// backend drained to ReadyForQuery so it goes back to its pool clean.
+import { connect } from 'node:net';
+import {
+  BackendCode,
+  Writer,
+  decodeCommandComplete,
+  decodeDataRow,
+  decodeErrorResponse,
+  decodeReadyForQuery,
+  decodeRowDescription,
+  writeCancelRequest,
+} from '@tessera/pg-wire';
+import type { LeafMessage } from '@tessera/merge';
+import { RouterError, SQLSTATE } from '../errors.js';
+import { BackendError, type Backend, type BackendSink } from '../pool/backend.js';
+
+/** Rows queued before the node's socket is paused, and the mark at which it resumes. */
+const HIGH_ROWS = 512;
+const LOW_ROWS = 128;
+/** How long a cancelled node may take to reach ReadyForQuery before its connection is closed. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
+type Item = LeafMessage | { readonly kind: 'error'; readonly error: Error };
+
+export class LeafRun implements AsyncIterable<LeafMessage> {
+  /** DataRows received (EXPLAIN ANALYZE). */
+  rows = 0;
+  /** Time from start to the node's CommandComplete, ms (EXPLAIN ANALYZE). */
+  elapsedMs: number | undefined;
+  /** Resolves once the backend is idle at ReadyForQuery (or dead): it may be reused or released. */
+  readonly settled: Promise<void>;
+  private settle!: () => void;
+  private readonly queue: Item[] = [];
+  private wake: (() => void) | undefined;
+  private quietLeft: number;
+  /** CommandComplete or ErrorResponse seen: the node's statement is over. */
+  private answered = false;
+  private ready = false;
+  private paused = false;
+  private abandoned = false;
+  private iterated = false;
+  private startedMs = 0;
+
+  /**
+   * `messages`: `quiet` leading simple Queries (settings replay) whose answers are swallowed,
+   * then the leaf statement (a simple Query, or Parse/Bind/Describe/Execute/Sync).
+   */
+  constructor(
+    readonly backend: Backend,
+    private readonly messages: readonly Buffer[],
+    quiet: number,
+  ) {
+    this.quietLeft = quiet;
+    this.settled = new Promise<void>((resolve) => (this.settle = resolve));
+  }
+
+  start(): void {
+    this.startedMs = performance.now();
+    if (this.backend.dead) {
+      this.fail(new Error('the connection closed'));
+      return;
+    }
+    this.backend.attach(this.sink);
+    this.backend.write(this.messages);
+  }
+
+  private readonly sink: BackendSink = {
+    onReadable: () => {
+      try {
+        for (let f = this.backend.nextFrame(); f; f = this.backend.nextFrame()) {
+          this.handle(f.code, f.body);
+          if (this.ready) break;
+        }
+      } catch (e) {
+        this.backend.destroy('protocol error from node');
+        this.fail(e as Error);
+        return;
+      }
+      if (!this.paused && !this.ready && this.queue.length >= HIGH_ROWS) {
+        this.paused = true;
+        this.backend.pause();
+      }
+      this.notify();
+    },
+    onClosed: (_b, error) => this.fail(error),
+  };
+
+  private handle(code: number, body: Buffer): void {
+    if (this.quietLeft > 0) {
+      if (code === BackendCode.ReadyForQuery) {
+        this.backend.status = decodeReadyForQuery(body);
+        this.quietLeft--;
+      }
+      return;
+    }
+    switch (code) {
+      case BackendCode.RowDescription:
+        this.push({ kind: 'RowDescription', fields: decodeRowDescription(body) });
+        return;
+      case BackendCode.DataRow:
+        this.rows++;
+        // One copy per row: the values then hold no reference to the socket's chunk, so rows kept
+        // by a merge (groups, a sort) pin only their own bytes.
+        if (!this.abandoned)
+          this.push({ kind: 'DataRow', values: decodeDataRow(Buffer.from(body)) });
+        return;
+      case BackendCode.CommandComplete:
+        this.answered = true;
+        this.elapsedMs = performance.now() - this.startedMs;
+        this.push({ kind: 'CommandComplete', tag: decodeCommandComplete(body) });
+        return;
+      case BackendCode.ErrorResponse:
+        this.answered = true;
+        this.push({ kind: 'error', error: new BackendError(decodeErrorResponse(body)) });
+        return;
+      case BackendCode.EmptyQueryResponse:
+        this.answered = true;
+        this.push({ kind: 'error', error: new RouterError(SQLSTATE.internalError, 'empty leaf') });
+        return;
+      case BackendCode.ReadyForQuery:
+        this.backend.status = decodeReadyForQuery(body);
+        this.finish();
+        return;
+      default:
+        // ParseComplete, BindComplete, NoData, notices, ParameterStatus: nothing for the merge.
+        return;
+    }
+  }
+
+  private push(item: Item): void {
+    if (!this.abandoned) this.queue.push(item);
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  private finish(): void {
+    if (this.ready) return;
+    this.ready = true;
+    this.backend.detach();
+    if (this.paused) {
+      this.paused = false;
+      this.backend.resume();
+    }
+    this.notify();
+    // A cancel sent for this statement must have reached the node before the backend is reused.
+    void (this.cancelled ?? Promise.resolve()).then(() => this.settle());
+  }
+
+  private fail(error: Error): void {
+    if (this.ready) return;
+    this.ready = true;
+    this.answered = true;
+    this.backend.detach();
+    this.push({
+      kind: 'error',
+      error:
+        error instanceof RouterError || error instanceof BackendError
+          ? error
+          : new RouterError(
+              SQLSTATE.connectionFailure,
+              `the connection to node "${this.backend.target.node}" was lost: ${error.message}`,
+            ),
+    });
+    this.notify();
+    this.settle();
+  }
+
+  private cancelled: Promise<void> | undefined;
+
+  /**
+   * The executor no longer needs this node: drop what is queued, cancel the statement if it still
+   * runs, and read on to ReadyForQuery (`settled`). Idempotent.
+   */
+  abandon(): void {
+    if (this.abandoned) return;
+    this.abandoned = true;
+    this.queue.length = 0;
+    if (this.paused) {
+      this.paused = false;
+      this.backend.resume();
+    }
+    if (this.ready) return;
+    if (!this.answered) this.cancelled = sendCancel(this.backend);
+    const timer = setTimeout(() => {
+      if (!this.ready) this.backend.destroy('a cancelled read across nodes did not end in time');
+    }, DRAIN_TIMEOUT_MS);
+    void this.settled.then(() => clearTimeout(timer));
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<LeafMessage> {
+    if (this.iterated) throw new Error('a leaf stream is read once');
+    this.iterated = true;
+    return {
+      next: async (): Promise<IteratorResult<LeafMessage>> => {
+        for (;;) {
+          const item = this.queue.shift();
+          if (item !== undefined) {
+            if (this.paused && this.queue.length <= LOW_ROWS) {
+              this.paused = false;
+              this.backend.resume();
+            }
+            if (item.kind === 'error') throw item.error;
+            return { value: item, done: false };
+          }
+          if (this.ready || this.abandoned) return { value: undefined, done: true };
+          await new Promise<void>((resolve) => (this.wake = resolve));
+        }
+      },
+      return: async (): Promise<IteratorResult<LeafMessage>> => {
+        this.abandon();
+        return { value: undefined, done: true };
+      },
+    };
+  }
+}
+
+/** CancelRequest with the backend's own key; resolves when the node closed the cancel connection. */
+function sendCancel(b: Backend): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: b.target.host, port: b.target.port });
+    const done = (): void => {
+      socket.destroy();
+      resolve();
+    };
+    socket.on('error', done);
+    socket.on('close', done);
+    socket.setTimeout(5000, done);
+    socket.on('connect', () =>
+      socket.end(writeCancelRequest(new Writer(16), b.pid, b.secret).flush()),
+    );
+  });
+}
