@@ -1,7 +1,13 @@
 // The coordinator's configuration from flags and TESSERA_* environment variables (flags win).
 // Everything wrong with it becomes a ConfigError with one sentence; main.ts prints it and exits 2.
 import { isLoopback, parseAddress } from '@tessera/proto';
-import { ConfigError } from './errors.js';
+import {
+  ConfigError,
+  intSetting,
+  readFlags,
+  type FlagTable,
+  type RawSettings,
+} from '@tessera/config';
 
 export interface CoordinatorConfig {
   /** postgres:// URL of the catalog database. */
@@ -52,12 +58,9 @@ Flags (each also read from the environment variable shown):
   --help                                              print this text
 `;
 
-interface FlagSpec {
-  env: string;
-  key: Exclude<keyof CoordinatorConfig, 'adminToken'>;
-}
+type SettingKey = Exclude<keyof CoordinatorConfig, 'adminToken'>;
 
-const FLAGS: Record<string, FlagSpec> = {
+const FLAGS: FlagTable<SettingKey> = {
   '--catalog-url': { env: 'TESSERA_CATALOG_URL', key: 'catalogUrl' },
   '--listen': { env: 'TESSERA_LISTEN', key: 'listen' },
   '--metrics-port': { env: 'TESSERA_METRICS_PORT', key: 'metricsPort' },
@@ -72,30 +75,15 @@ export type ParsedArgs = { help: true } | { help: false; config: CoordinatorConf
 
 /** Parses argv (without node and script) and the environment. Throws ConfigError. */
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedArgs {
-  const raw = new Map<string, string>();
-  for (const spec of Object.values(FLAGS)) {
-    const v = env[spec.env];
-    if (v !== undefined && v !== '') raw.set(spec.key, v);
-  }
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--help' || arg === '-h') return { help: true };
-    const eq = arg.indexOf('=');
-    const name = eq >= 0 ? arg.slice(0, eq) : arg;
-    const spec = FLAGS[name];
-    if (!spec) throw new ConfigError(`unknown argument "${arg}"; run with --help to see the flags`);
-    let value: string | undefined;
-    if (eq >= 0) value = arg.slice(eq + 1);
-    else {
-      value = argv[++i];
-      if (value === undefined) throw new ConfigError(`flag ${name} needs a value`);
-    }
-    raw.set(spec.key, value);
-  }
-  return { help: false, config: validateConfig(raw, env['TESSERA_ADMIN_TOKEN']) };
+  const read = readFlags(argv, env, FLAGS);
+  if (read.help) return { help: true };
+  return { help: false, config: validateConfig(read.raw, env['TESSERA_ADMIN_TOKEN']) };
 }
 
-function validateConfig(raw: Map<string, string>, token: string | undefined): CoordinatorConfig {
+function validateConfig(
+  raw: RawSettings<SettingKey>,
+  token: string | undefined,
+): CoordinatorConfig {
   const catalogUrl = raw.get('catalogUrl');
   if (catalogUrl === undefined || catalogUrl === '') {
     throw new ConfigError(
@@ -119,11 +107,18 @@ function validateConfig(raw: Map<string, string>, token: string | undefined): Co
   return {
     catalogUrl,
     listen,
-    metricsPort: integer(raw, 'metricsPort', '--metrics-port', 7401, 0, 65535),
+    metricsPort: intSetting(raw, 'metricsPort', '--metrics-port', 7401, 0, 65535),
     adminToken,
-    standbyPollMs: integer(raw, 'standbyPollMs', '--standby-poll-ms', 500, 10, 60_000),
-    recoveryGraceMs: integer(raw, 'recoveryGraceMs', '--recovery-grace-ms', 10_000, 0, 86_400_000),
-    recoveryIntervalMs: integer(
+    standbyPollMs: intSetting(raw, 'standbyPollMs', '--standby-poll-ms', 500, 10, 60_000),
+    recoveryGraceMs: intSetting(
+      raw,
+      'recoveryGraceMs',
+      '--recovery-grace-ms',
+      10_000,
+      0,
+      86_400_000,
+    ),
+    recoveryIntervalMs: intSetting(
       raw,
       'recoveryIntervalMs',
       '--recovery-interval-ms',
@@ -131,7 +126,7 @@ function validateConfig(raw: Map<string, string>, token: string | undefined): Co
       0,
       3_600_000,
     ),
-    decisionRetentionMs: integer(
+    decisionRetentionMs: intSetting(
       raw,
       'decisionRetentionMs',
       '--decision-retention-ms',
@@ -162,22 +157,4 @@ function checkPostgresUrl(url: string): void {
 /** The URL without its password, for messages and logs. */
 export function redact(url: string): string {
   return url.replace(/(\/\/[^:/@]*):[^@/]*@/, '$1:***@');
-}
-
-function integer(
-  raw: Map<string, string>,
-  key: string,
-  flag: string,
-  def: number,
-  min: number,
-  max: number,
-): number {
-  const text = raw.get(key);
-  if (text === undefined) return def;
-  if (!/^\d+$/.test(text.trim()))
-    throw new ConfigError(`${flag} must be a whole number, not "${text}"`);
-  const n = Number(text.trim());
-  if (n < min || n > max)
-    throw new ConfigError(`${flag} must be between ${min} and ${max}, not ${n}`);
-  return n;
 }

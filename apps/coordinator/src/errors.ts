@@ -30,6 +30,4 @@ export const unavailable = (message: string): CatalogError =>
   new CatalogError('UNAVAILABLE', message);
 
 /** Bad configuration: main.ts prints the message as one sentence and exits 2. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export { ConfigError } from '@tessera/config';
