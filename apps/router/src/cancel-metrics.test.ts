@@ -52,9 +52,12 @@ describe('cancel', () => {
     // A wrong secret is ignored.
     await sendCancel(c.router.port, processID, secretKey + 1);
     await new Promise((r) => setTimeout(r, 100));
+    const cancelledAt = Date.now();
     await sendCancel(c.router.port, processID, secretKey);
     await assert.rejects(running, (e: { code?: string }) => e.code === '57014');
-    assert.ok(Date.now() - started < 1500, `cancelled after ${Date.now() - started} ms`);
+    const tookMs = Date.now() - cancelledAt;
+    assert.ok(tookMs < 1000, `cancelled ${tookMs} ms after the CancelRequest`);
+    assert.ok(Date.now() - started < 30_000);
     assert.equal((await client.query('select 1 as x')).rows[0].x, 1);
     await client.end();
   });

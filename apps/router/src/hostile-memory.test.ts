@@ -45,6 +45,9 @@ function rssBytes(): number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Everything the router printed on stdout (its log), line by line. */
+const logLines: string[] = [];
+
 before(async () => {
   c = await startTestCluster();
   // Nodes trust every login; the router itself checks this password.
@@ -71,6 +74,7 @@ before(async () => {
   );
   // The router logs its bound address once listening; then wait for the catalog.
   const lines = createInterface({ input: child.stdout! });
+  lines.on('line', (line) => logLines.push(line));
   port = await new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the router exited with ${code}`)));
     lines.on('line', (line) => {
@@ -256,4 +260,31 @@ describe('memory under hostile input', () => {
       `RSS ${mb(afterRss)} after vs ${mb(before)} before`,
     );
   });
+});
+
+test('logs are JSON lines that never contain statement text or passwords', async () => {
+  const marker = 'statement_marker_7f3a';
+  await healthy.query(`select '${marker}' as m`);
+  await healthy.query(`select ${marker}_missing_column`).catch(() => undefined);
+  const wrong = new pg.Client({
+    host: '127.0.0.1',
+    port,
+    user: 'postgres',
+    password: 'pw_marker_9c1e',
+  });
+  await wrong.connect().then(
+    () => assert.fail('a wrong password logged in'),
+    () => undefined,
+  );
+  await wrong.end().catch(() => undefined);
+  await sleep(200);
+  assert.ok(logLines.length > 0, 'the router logged something');
+  for (const line of logLines) {
+    assert.doesNotThrow(() => JSON.parse(line), `not a JSON line: ${line}`);
+    assert.ok(!line.includes(marker), `statement text in the log: ${line}`);
+    assert.ok(
+      !line.includes('pw_marker_9c1e') && !line.includes(PASSWORD),
+      `a password in the log: ${line}`,
+    );
+  }
 });
