@@ -4,7 +4,7 @@ import { cpus } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { REPO_ROOT } from './harness/entry.js';
 import { OPTIONS_HELP, parseOptions, UsageError } from './options.js';
-import { markdownTable } from './report/markdown.js';
+import { checkLine, markdownTable } from './report/markdown.js';
 import { updateBenchmarksDoc } from './report/docs.js';
 import { writeResult } from './report/write.js';
 import { findSuite, SUITES } from './suites/registry.js';
@@ -54,6 +54,7 @@ async function main(argv: string[]): Promise<number> {
   log('');
   log(markdownTable(result));
   for (const t of result.targets) if (t.skipped) log(`\nskipped ${t.name}: ${t.skipped}`);
+  for (const c of result.checks ?? []) log(`\ncheck ${checkLine(c)}`);
   if (result.capacity && result.capacity.length > 0) {
     log('\ncapacity (paste into docs/capacity.md):');
     for (const line of result.capacity) log(`  ${line}`);
@@ -65,7 +66,7 @@ async function main(argv: string[]): Promise<number> {
     if (await updateBenchmarksDoc(REPO_ROOT, result)) log('updated docs/benchmarks.md');
   }
   // A suite whose baseline never produced a number has measured nothing.
-  const baseline = result.summary.filter((s) => s.target === 'direct');
+  const baseline = result.summary.filter((s) => s.target === (result.baseline ?? 'direct'));
   return baseline.length > 0 && baseline.every((s) => s.okRounds === 0) ? 1 : 0;
 }
 

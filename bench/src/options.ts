@@ -16,6 +16,10 @@ export interface BenchOptions {
   nodes: number[];
   routers: number[];
   connections: number;
+  /** scatter: rows in the table (the suite's default when absent). */
+  rows?: number | undefined;
+  /** 2pc: accounts (the suite's default when absent). */
+  accounts?: number | undefined;
   threads: number;
   outDir: string;
   installPgbouncer: boolean;
@@ -33,17 +37,21 @@ export const OPTIONS_HELP = `Options:
   --duration S          seconds per pgbench run (default 10)
   --warmup S            seconds of warm-up per target before round 1 (default 5)
   --clients LIST        client counts, replacing every workload's own (e.g. 16,64)
-  --targets LIST        only these targets (direct,router,pgbouncer,passthrough)
+  --targets LIST        only these targets (direct,router,pgbouncer,passthrough; scatter:
+                        router,single; 2pc: transfer-cross,transfer-local,direct-local)
   --scale N             pgbench branches (overhead: on the node; scaleout: per node)
   --nodes LIST          scaleout: node counts (default 1,2,3)
   --routers LIST        scaleout: router process counts (default 1,2)
   --connections N       idle: idle client connections (default 1000)
+  --rows N              scatter: rows in the table (default 1000000)
+  --accounts N          2pc: accounts (default 10000)
   --threads N           pgbench -j (default: cores)
   --router-pool-mode M  transaction (default) or session
   --no-install          never apt-get install pgbouncer; skip it when missing
   --out DIR             where results go (default bench/results)
   --quick               smoke settings: 1 round, 2 s runs, 2 clients, scale 1, no warm-up,
-                        scaleout on 1 node, 20 idle connections, no installs
+                        scaleout on 1 node, 20 idle connections, scatter over 20000 rows,
+                        2pc over 500 accounts, no installs
   --help                this text
 `;
 
@@ -75,6 +83,8 @@ export function parseOptions(argv: readonly string[], cores: number): BenchOptio
     nodes: quick ? [1] : [1, 2, 3],
     routers: quick ? [1] : [1, 2],
     connections: quick ? 20 : 1000,
+    rows: quick ? 20_000 : undefined,
+    accounts: quick ? 500 : undefined,
     threads: Math.max(1, cores),
     outDir: join(REPO_ROOT, 'bench', 'results'),
     installPgbouncer: !quick,
@@ -121,6 +131,12 @@ export function parseOptions(argv: readonly string[], cores: number): BenchOptio
         break;
       case '--connections':
         o.connections = one(a, v());
+        break;
+      case '--rows':
+        o.rows = one(a, v());
+        break;
+      case '--accounts':
+        o.accounts = one(a, v());
         break;
       case '--threads':
         o.threads = one(a, v());

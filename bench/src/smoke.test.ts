@@ -1,6 +1,7 @@
 // Keeps the suites working: each runs through the real command (`bench/bin/bench.mjs <suite>
-// --quick`) for a few seconds, into a temp directory, all three at once to stay fast. The numbers
-// mean nothing here; only that results are produced and written.
+// --quick`) for a few seconds, into a temp directory, all at once to stay fast. The numbers mean
+// nothing here; only that results are produced and written. A router that cannot start (or
+// refuses a query) is a skip the suites record, so only the plain-Postgres side must measure.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { SuiteResult } from './report/model.js';
 
 const BENCH = fileURLToPath(new URL('../bin/bench.mjs', import.meta.url));
-const SUITES = ['overhead', 'scaleout', 'idle'] as const;
+const SUITES = ['overhead', 'scaleout', 'idle', 'scatter', '2pc'] as const;
 const out = mkdtempSync(join(tmpdir(), 'tessera-bench-smoke-'));
 const runs = new Map<string, { code: number; output: string }>();
 
@@ -79,5 +80,33 @@ describe('bench --quick', () => {
     const pass = r.summary.find((s) => s.target === 'passthrough');
     assert.ok(pass && (pass.values['rssAfterMB'] ?? 0) > 0, run.output);
     assertFilesWritten('idle');
+  });
+
+  test('scatter: single has TPS > 0 for every query, the router ran or says why, files written', () => {
+    const run = runs.get('scatter')!;
+    assert.equal(run.code, 0, run.output);
+    const r = result('scatter');
+    const single = r.summary.filter((s) => s.target === 'single');
+    assert.ok(single.length >= 5, run.output);
+    for (const row of single)
+      assert.ok((row.values['tps'] ?? 0) > 0, `${row.group}: ${run.output}`);
+    const router = r.targets.find((t) => t.name === 'router');
+    assert.ok(router && (router.detail !== undefined || router.skipped !== undefined), run.output);
+    // A router that ran has its memory sampled, or a reason for each query it did not run.
+    for (const row of r.summary.filter((s) => s.target === 'router'))
+      assert.ok(row.okRounds === 0 ? row.errors.length > 0 : (row.values['rssPeakMB'] ?? 0) > 0);
+    assertFilesWritten('scatter');
+  });
+
+  test('2pc: direct-local has TPS > 0, the money on single is unchanged, files written', () => {
+    const run = runs.get('2pc')!;
+    assert.equal(run.code, 0, run.output);
+    const r = result('2pc');
+    const direct = r.summary.find((s) => s.target === 'direct-local');
+    assert.ok(direct && (direct.values['tps'] ?? 0) > 0, run.output);
+    const single = r.checks?.find((c) => c.name === 'total balance on single');
+    assert.ok(single?.ok, run.output);
+    for (const t of r.targets) assert.ok(t.detail !== undefined || t.skipped !== undefined);
+    assertFilesWritten('2pc');
   });
 });

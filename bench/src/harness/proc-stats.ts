@@ -65,8 +65,13 @@ export function cpuMicros(pid: number): number {
 
 /** VmRSS of the tree in bytes (shared pages count once per process: an upper bound). */
 export function rssBytes(pid: number): number {
+  return rssBytesOf(processTree(pid));
+}
+
+/** VmRSS summed over these processes (a tree found once, for sampling it often and cheaply). */
+export function rssBytesOf(pids: readonly number[]): number {
   let kb = 0;
-  for (const p of processTree(pid)) {
+  for (const p of pids) {
     try {
       const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
       if (m) kb += Number(m[1]);

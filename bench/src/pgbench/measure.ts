@@ -3,7 +3,7 @@
 // from the kernel's accounting rather than from anything the proxy reports about itself.
 import { cpuMicros } from '../harness/proc-stats.js';
 import { quantileSorted } from '../harness/stats.js';
-import { runPgbench } from './run.js';
+import { runPgbench, type PgbenchProtocol } from './run.js';
 
 export interface Leg {
   host: string;
@@ -19,6 +19,8 @@ export interface MeasureSpec {
   durationS: number;
   threads: number;
   statementsPerTxn: number;
+  /** pgbench -M (default prepared). */
+  protocol?: PgbenchProtocol | undefined;
 }
 
 export interface MeasureResult {
@@ -41,6 +43,7 @@ export async function measure(spec: MeasureSpec): Promise<MeasureResult> {
           clients: leg.clients,
           threads: threadsPerLeg,
           durationS: spec.durationS,
+          protocol: spec.protocol,
           keepLatencies: spec.legs.length > 1,
         }),
       ),

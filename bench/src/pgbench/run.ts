@@ -15,9 +15,13 @@ export interface PgbenchRun {
   threads: number;
   durationS: number;
   database?: string;
+  /** pgbench -M (default prepared). */
+  protocol?: PgbenchProtocol | undefined;
   /** Return the sorted per-transaction latencies too (to merge several concurrent runs). */
   keepLatencies?: boolean;
 }
+
+export type PgbenchProtocol = 'simple' | 'extended' | 'prepared';
 
 export interface PgbenchResult {
   tps: number;
@@ -53,7 +57,7 @@ export async function runPgbench(run: PgbenchRun): Promise<PgbenchResult> {
         'postgres',
         '-n', // no vacuum of the tables before the run: not every target passes VACUUM on
         '-M',
-        'prepared',
+        run.protocol ?? 'prepared',
         '-c',
         String(run.clients),
         '-j',

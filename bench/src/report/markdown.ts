@@ -1,6 +1,10 @@
 // The markdown form of a result: one table of medians, then what was skipped and why, what it was
 // measured on, and the capacity lines. docs/benchmarks.md embeds this file's table as it is.
-import { formatValue, type SuiteResult } from './model.js';
+import { formatValue, type CheckResult, type SuiteResult } from './model.js';
+
+export function checkLine(c: CheckResult): string {
+  return `${c.ok ? 'OK' : 'FAILED'}: ${c.name}: ${c.detail}`;
+}
 
 export function markdownTable(r: SuiteResult): string {
   const head = ['workload', 'target', ...r.metrics.map((m) => m.label)];
@@ -32,6 +36,11 @@ export function markdownReport(r: SuiteResult, svgFile: string): string {
   if (skipped.length > 0) {
     out.push('Skipped targets:', '');
     for (const t of skipped) out.push(`- **${t.name}**: ${t.skipped}`);
+    out.push('');
+  }
+  if (r.checks && r.checks.length > 0) {
+    out.push('Checks:', '');
+    for (const c of r.checks) out.push(`- ${checkLine(c)}`);
     out.push('');
   }
   const failures = r.summary.filter((s) => s.errors.length > 0);

@@ -36,6 +36,13 @@ export interface TargetInfo {
   skipped?: string | undefined;
 }
 
+/** A check a suite makes after measuring (e.g. money is neither lost nor made by transfers). */
+export interface CheckResult {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
 export interface SuiteResult {
   suite: string;
   title: string;
@@ -54,6 +61,9 @@ export interface SuiteResult {
   measurements: Measurement[];
   summary: SummaryRow[];
   notes: string[];
+  /** The target every other is compared with (default `direct`): a run without it measured nothing. */
+  baseline?: string | undefined;
+  checks?: CheckResult[] | undefined;
   /** Lines to paste into docs/capacity.md (overhead suite). */
   capacity?: string[] | undefined;
 }

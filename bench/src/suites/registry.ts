@@ -1,11 +1,13 @@
-// The suites `npm run bench` knows. A new suite (scatter, 2pc, move) is one file under suites/
-// exporting a Suite, plus one line here: a suite is listed only once it measures something.
+// The suites `npm run bench` knows. A new suite (move, next) is one file under suites/ exporting a
+// Suite, plus one line here: a suite is listed only once it measures something.
+import { twoPhase } from './2pc.js';
 import { idle } from './idle.js';
 import { overhead } from './overhead.js';
 import { scaleout } from './scaleout.js';
+import { scatter } from './scatter.js';
 import type { Suite } from './suite.js';
 
-export const SUITES: readonly Suite[] = [overhead, scaleout, idle];
+export const SUITES: readonly Suite[] = [overhead, scaleout, idle, scatter, twoPhase];
 
 export function findSuite(name: string): Suite | undefined {
   return SUITES.find((s) => s.name === name);

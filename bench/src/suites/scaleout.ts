@@ -19,7 +19,7 @@ import {
   type TargetInfo,
 } from '../report/model.js';
 import { addRatios } from '../report/ratios.js';
-import { startBenchCatalog, type BenchCatalog } from '../targets/catalog.js';
+import { ownerOf, startBenchCatalog, type BenchCatalog } from '../targets/catalog.js';
 import { startRouter } from '../targets/router.js';
 import type { Target } from '../targets/target.js';
 import { progressLine } from './overhead.js';
@@ -67,7 +67,7 @@ async function assignBranches(
   );
   for (const r of rows) {
     const h = BigInt(String(r['h']));
-    const owner = catalog.ranges.find((x) => x.lo <= h && h <= x.hi)?.owner;
+    const owner = ownerOf(catalog.ranges, h);
     const i = owner === undefined ? -1 : Number(/^data(\d+)$/.exec(owner)?.[1] ?? 0) - 1;
     if (i >= 0 && i < nodes && out[i]!.length < perNode) out[i]!.push(Number(r['b']));
     if (out.every((l) => l.length >= perNode)) break;

@@ -1,6 +1,7 @@
-// A coordinator process with a catalog in which pgbench's four tables are distributed by bid in
-// one keyspace: what a router needs to route pgbench. The coordinator runs as its own process (it
-// must not share the harness's event loop or CPU accounting); its catalog lives on the home node.
+// A coordinator process with a catalog in which some tables are distributed in one keyspace
+// (pgbench's four tables by bid unless a suite says otherwise): what a router needs to route them.
+// The coordinator runs as its own process (it must not share the harness's event loop or CPU
+// accounting); its catalog lives on the home node.
 import { join } from 'node:path';
 import { freePort } from '@tessera/pgctl';
 import {
@@ -24,6 +25,19 @@ export const PGBENCH_TABLES = [
 ];
 const CATALOG_DATABASE = 'tessera_catalog';
 
+/** The keyspace a suite's tables are distributed in, and those tables with their key column. */
+export interface BenchKeyspace {
+  name: string;
+  keyType: KeyType;
+  tables: readonly { name: string; keyColumn: string }[];
+}
+
+const PGBENCH_KEYSPACE: BenchKeyspace = {
+  name: KEYSPACE,
+  keyType: KeyType.INT,
+  tables: PGBENCH_TABLES.map((name) => ({ name, keyColumn: 'bid' })),
+};
+
 export interface BenchCatalog {
   /** host:port of the coordinator's gRPC server, for routers. */
   readonly address: string;
@@ -37,6 +51,13 @@ export interface CatalogLayout {
   /** Holds the catalog database; owns the data only when there are no data nodes. */
   home: PgServer;
   data: readonly PgServer[];
+  /** pgbench's tables by bid (int) when absent. */
+  keyspace?: BenchKeyspace | undefined;
+}
+
+/** The catalog name (home, data1, ...) of the node whose range holds `hash`. */
+export function ownerOf(ranges: readonly Range[], hash: bigint): string | undefined {
+  return ranges.find((r) => r.lo <= hash && hash <= r.hi)?.owner;
 }
 
 async function answers(address: string): Promise<boolean> {
@@ -100,18 +121,24 @@ export async function startBenchCatalog(layout: CatalogLayout): Promise<BenchCat
       });
     }
     // One range per data node (round-robin by the coordinator), or one range on the home node.
+    const ks = layout.keyspace ?? PGBENCH_KEYSPACE;
     await admin.createKeyspace({
-      name: KEYSPACE,
-      keyType: KeyType.INT,
+      name: ks.name,
+      keyType: ks.keyType,
       ranges: Math.max(1, layout.data.length),
       seed: 0n,
     });
-    for (const name of PGBENCH_TABLES) {
-      await admin.distributeTable({ schema: 'public', name, keyColumn: 'bid', keyspace: KEYSPACE });
+    for (const t of ks.tables) {
+      await admin.distributeTable({
+        schema: 'public',
+        name: t.name,
+        keyColumn: t.keyColumn,
+        keyspace: ks.name,
+      });
     }
     const snapshot = await catalog.getCatalog({});
-    const ranges = snapshot.ranges.filter((r) => r.keyspace === KEYSPACE);
-    const seed = snapshot.keyspaces.find((k) => k.name === KEYSPACE)?.seed ?? 0n;
+    const ranges = snapshot.ranges.filter((r) => r.keyspace === ks.name);
+    const seed = snapshot.keyspaces.find((k) => k.name === ks.name)?.seed ?? 0n;
     return {
       address,
       ranges,
