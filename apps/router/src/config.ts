@@ -37,6 +37,11 @@ export interface RouterConfig {
   tlsKey?: string | undefined;
   /** Refuse clients that do not upgrade to TLS (28000). */
   tlsRequired: boolean;
+  /**
+   * Router processes sharing the listen port (node:cluster, connections dealt round-robin). Each
+   * gets poolSize / workers backends per pool and maxClients / workers clients (rounded up).
+   */
+  workers: number;
 }
 
 export const USAGE = `Usage: tessera-router [flags]
@@ -60,6 +65,9 @@ Flags (each also read from the environment variable shown):
   --tls-cert FILE           TESSERA_TLS_CERT        PEM certificate (chain); with --tls-key: TLS on
   --tls-key FILE            TESSERA_TLS_KEY         PEM private key
   --tls-required            TESSERA_TLS_REQUIRED=1  refuse clients that do not use TLS
+  --workers N               TESSERA_WORKERS         router processes on the one port (default 1);
+                                                    pool size and max clients are split among them,
+                                                    worker i serves metrics on metrics port + i
                             TESSERA_AUTH_PASSWORD   password of --auth-user, if home asks one
                             TESSERA_NODE_PASSWORD   password for nodes that ask one
                             TESSERA_ADMIN_TOKEN     bearer token for the coordinator
@@ -80,7 +88,8 @@ type ValueKey =
   | 'authUser'
   | 'tlsCert'
   | 'tlsKey'
-  | 'tlsRequired';
+  | 'tlsRequired'
+  | 'workers';
 
 /** Flags that take no value (`--tls-required`); the environment spells them 1/true. */
 const SWITCHES = new Set<ValueKey>(['tlsRequired']);
@@ -100,6 +109,7 @@ const FLAGS: Record<string, { env: string; key: ValueKey }> = {
   '--tls-cert': { env: 'TESSERA_TLS_CERT', key: 'tlsCert' },
   '--tls-key': { env: 'TESSERA_TLS_KEY', key: 'tlsKey' },
   '--tls-required': { env: 'TESSERA_TLS_REQUIRED', key: 'tlsRequired' },
+  '--workers': { env: 'TESSERA_WORKERS', key: 'workers' },
 };
 
 export type ParsedArgs = { help: true } | { help: false; config: RouterConfig };
@@ -178,6 +188,7 @@ function validate(raw: Map<ValueKey, string>, env: NodeJS.ProcessEnv): RouterCon
     tlsCert,
     tlsKey,
     tlsRequired,
+    workers: integer(raw, 'workers', '--workers', 1, 1, 256),
   };
 }
 

@@ -1,8 +1,11 @@
 // The tessera-router command: configuration from flags and environment, then the router until
-// SIGINT/SIGTERM. A bad configuration prints one sentence and exits 2.
+// SIGINT/SIGTERM. A bad configuration prints one sentence and exits 2. With --workers N this
+// process is the primary and the routers are its workers (workers.ts).
 import { ConfigError } from './errors.js';
 import { USAGE, parseConfig } from './config.js';
 import { startRouter } from './router.js';
+import { isWorkerProcess, runPrimary, startWorker } from './workers.js';
+import { createLogger } from '@tessera/telemetry';
 
 async function main(): Promise<void> {
   let parsed;
@@ -19,9 +22,17 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const router = await startRouter(parsed.config);
+  const config = parsed.config;
+  let stop: () => Promise<void>;
+  if (config.workers > 1 && isWorkerProcess()) {
+    stop = (await startWorker(config)).stop;
+  } else if (config.workers > 1) {
+    stop = runPrimary(config, createLogger('router')).stop;
+  } else {
+    stop = (await startRouter(config)).stop;
+  }
   const shutdown = (): void => {
-    void router.stop().then(() => process.exit(0));
+    void stop().then(() => process.exit());
   };
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);

@@ -67,7 +67,22 @@ export function routerMetrics(
     clientConnections,
     twoPhase: (outcome) => twoPhase.inc({ outcome }),
     rowsMerged: (rows) => merged.observe(rows),
-    statements: (route) => statements.inc({ route }),
-    error: (sqlstate) => errors.inc({ sqlstate }),
+    // Children bound once per label value: a labelled inc() hashes its label object every time,
+    // which costs more than routing the statement.
+    statements: bound(statements),
+    error: bound(errors),
+  };
+}
+
+/** inc() of a one-label counter through a child kept per label value. */
+function bound(counter: Counter): (value: string) => void {
+  const children = new Map<string, { inc(): void }>();
+  return (value) => {
+    let child = children.get(value);
+    if (child === undefined) {
+      child = counter.labels(value);
+      children.set(value, child);
+    }
+    child.inc();
   };
 }

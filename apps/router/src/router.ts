@@ -34,13 +34,25 @@ export interface RunningRouter {
 
 export interface StartOptions {
   logger?: Logger;
+  /** Set in a worker process of `--workers N` (workers.ts): which one it is, and the cancel relay. */
+  worker?: WorkerIdentity;
+}
+
+export interface WorkerIdentity {
+  readonly index: number;
+  readonly count: number;
+  /** Hands a CancelRequest for a session of worker `worker` to that worker. */
+  forwardCancel(worker: number, pid: number, secret: number): void;
+  /** Registers the handler for cancels other workers relayed to this one. */
+  onRelayedCancel(cancelLocal: (pid: number, secret: number) => void): void;
 }
 
 export async function startRouter(
   config: Partial<RouterConfig> = {},
   opts: StartOptions = {},
 ): Promise<RunningRouter> {
-  const cfg = defaultConfig(config);
+  const worker = opts.worker;
+  const cfg = worker ? workerConfig(defaultConfig(config), worker) : defaultConfig(config);
   const log = opts.logger ?? createLogger('router');
   // Read before listening, so a bad certificate stops the start with one sentence.
   const tls =
@@ -68,7 +80,10 @@ export async function startRouter(
     });
   });
   const boundPort = (server.address() as AddressInfo).port;
-  const routerId = cfg.routerId ?? `router-${hostname()}-${boundPort}`;
+  // Each worker is a router of its own to the coordinator (it registers, acks catalogs and
+  // starts 2PC transaction ids under this name), so the name carries the worker's index.
+  const baseId = cfg.routerId ?? `router-${hostname()}-${boundPort}`;
+  const routerId = worker && worker.count > 1 ? `${baseId}-w${worker.index}` : baseId;
   const watcher = new CatalogWatcher({
     coordinator: cfg.coordinator,
     routerId,
@@ -109,12 +124,15 @@ export async function startRouter(
     cache: new AnalysisCache(10_000),
     metrics: rm,
     log,
-    cancels: new CancelRegistry(),
+    cancels: new CancelRegistry(
+      worker && { index: worker.index, count: worker.count, forward: worker.forwardCancel },
+    ),
     routerId,
     decisions,
     tls,
     roleSecrets,
   };
+  worker?.onRelayedCancel((pid, secret) => services.cancels.cancelLocal(pid, secret));
   server.on('connection', (socket: Socket) => {
     const s = new Session(socket, services, (ended) => {
       if (sessions.delete(ended)) rm.clientConnections.dec();
@@ -143,6 +161,7 @@ export async function startRouter(
       poolSize: cfg.poolSize,
       auth: cfg.auth,
       tls: tls !== undefined,
+      ...(worker ? { worker: worker.index, workers: worker.count } : {}),
     },
     'router listening',
   );
@@ -163,5 +182,15 @@ export async function startRouter(
       roleSecrets?.close();
       await metricsServer.close();
     },
+  };
+}
+
+/** A worker's share: pools and client slots split among the workers, its own metrics port. */
+function workerConfig(cfg: RouterConfig, w: WorkerIdentity): RouterConfig {
+  return {
+    ...cfg,
+    poolSize: Math.max(1, Math.ceil(cfg.poolSize / w.count)),
+    maxClients: Math.max(1, Math.ceil(cfg.maxClients / w.count)),
+    metricsPort: cfg.metricsPort === 0 ? 0 : cfg.metricsPort + w.index,
   };
 }

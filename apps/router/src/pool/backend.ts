@@ -58,6 +58,9 @@ export class BackendError extends Error {
 
 let nextId = 1;
 
+/** Largest batch of messages joined into one buffer before writing. */
+const CONCAT_MAX_BYTES = 16 * 1024;
+
 export class Backend {
   readonly id = nextId++;
   /** The node's own BackendKeyData, for forwarding CancelRequests. */
@@ -283,9 +286,16 @@ export class Backend {
   write(data: Buffer | readonly Buffer[]): boolean {
     if (this.dead) return true;
     if (Array.isArray(data)) {
+      const pieces = data as readonly Buffer[];
+      if (pieces.length === 1) return this.socket.write(pieces[0]!);
+      let total = 0;
+      for (const b of pieces) total += b.length;
+      // Small pieces (a Bind/Execute/Sync) leave as one buffer in one write(2), cheaper than a
+      // corked writev; big ones are not copied.
+      if (total <= CONCAT_MAX_BYTES) return this.socket.write(Buffer.concat(pieces, total));
       this.socket.cork();
       let ok = true;
-      for (const b of data) ok = this.socket.write(b);
+      for (const b of pieces) ok = this.socket.write(b);
       this.socket.uncork();
       return ok;
     }

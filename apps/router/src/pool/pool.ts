@@ -39,14 +39,8 @@ export class Pool {
       return Promise.reject(
         new RouterError(SQLSTATE.connectionFailure, `node "${this.target.node}" moved; retry`),
       );
-    for (let b = this.idle.pop(); b; b = this.idle.pop()) {
-      if (b.dead) {
-        this.total--;
-        continue;
-      }
-      this.busy++;
-      return Promise.resolve(b);
-    }
+    const idle = this.tryAcquire();
+    if (idle !== undefined) return Promise.resolve(idle);
     if (this.total < this.size) return this.open(passThrough);
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
@@ -66,6 +60,20 @@ export class Pool {
       };
       this.waiters.push(waiter);
     });
+  }
+
+  /** An idle backend now, without waiting; undefined when none is idle (or the pool closed). */
+  tryAcquire(): Backend | undefined {
+    if (this.closed) return undefined;
+    for (let b = this.idle.pop(); b; b = this.idle.pop()) {
+      if (b.dead) {
+        this.total--;
+        continue;
+      }
+      this.busy++;
+      return b;
+    }
+    return undefined;
   }
 
   private open(passThrough: ScramPassThrough | undefined): Promise<Backend> {

@@ -159,16 +159,17 @@ function routeDml(
   const t = classify(a.tables, catalog);
   const writesReference = t.writes.some((w) => w.view.kind === 'reference');
   if (t.sharded.length === 0) return routeUnsharded(a, t, catalog);
-  const names = t.sharded.map((s) => qualified(s.view));
+  // Only error messages name the tables: built when one is, not per routed statement.
+  const names = (): string[] => t.sharded.map((s) => qualified(s.view));
   if (t.global.length > 0) {
     return refuse(
-      `a join of sharded table ${names[0]} with global table ${qualified(t.global[0]!.view)} is not supported (the global table lives on the home node only)`,
+      `a join of sharded table ${names()[0]} with global table ${qualified(t.global[0]!.view)} is not supported (the global table lives on the home node only)`,
     );
   }
   if (writesReference) {
     const w = t.writes.find((x) => x.view.kind === 'reference')!;
     return refuse(
-      `a write to reference table ${qualified(w.view)} that reads sharded table ${names[0]} is not supported (it must run on every node)`,
+      `a write to reference table ${qualified(w.view)} that reads sharded table ${names()[0]} is not supported (it must run on every node)`,
     );
   }
   const nested = t.sharded.find((s) => s.ref.scope === 'nested');
@@ -176,11 +177,11 @@ function routeDml(
   if (nodes === 'params') return { kind: 'params' };
   if (nodes === 'mixed') {
     return refuse(
-      `sharded tables ${names.join(', ')} are not joined on their key columns (or are in different keyspaces), so their rows may live on different nodes; ${crossNodeWhat(verb)} is not supported yet`,
+      `sharded tables ${names().join(', ')} are not joined on their key columns (or are in different keyspaces), so their rows may live on different nodes; ${crossNodeWhat(verb)} is not supported yet`,
     );
   }
   if (nodes.size === 1) {
-    const node = [...nodes][0]!;
+    const node = nodes.values().next().value!;
     // A subquery on a sharded table can only be answered by this node if that table has its key
     // pinned too, which the analysis does not expose for nested scopes; unless one node owns all.
     if (nested && nested.view.keyspace.owners.length > 1) {

@@ -57,15 +57,31 @@ interface LocalPortal {
   readonly analysis: Analysis;
 }
 
+// Shared empty maps, replaced by a batch's own before the first set (only read or deleted from).
+const NO_LOCAL_PORTALS = new Map<string, LocalPortal>();
+const NO_SCATTER_PORTALS = new Map<string, ScatterPortal>();
+
+// Expectations carry no per-message state: one object each, shared by every batch.
+const EXPECT_ONE: Expectation = { t: 'one', forward: true };
+const EXPECT_DESCRIBE_STATEMENT: Expectation = { t: 'describe_s' };
+const EXPECT_DESCRIBE_PORTAL: Expectation = { t: 'describe_p' };
+const EXPECT_EXECUTE: Expectation = { t: 'execute' };
+const EXPECT_SYNC: Expectation = { t: 'sync' };
+
 export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<void> {
   const endsWithSync = batch[batch.length - 1]!.code === 0x53;
   let backend: Backend | undefined;
   let node: string | undefined;
   const messages: Buffer[] = [];
   const expect: Expectation[] = [];
-  const localPortals = new Map<string, LocalPortal>();
+  // Created on first use: most batches (Bind/Execute/Sync of one statement) need neither.
+  let localPortals: Map<string, LocalPortal> = NO_LOCAL_PORTALS;
   // Portals of reads across nodes: run by the router at Execute (session/scatter.ts).
-  const scatterPortals = new Map<string, ScatterPortal>();
+  let scatterPortals: Map<string, ScatterPortal> = NO_SCATTER_PORTALS;
+  const setLocal = (portal: string, p: LocalPortal): void => {
+    if (localPortals === NO_LOCAL_PORTALS) localPortals = new Map();
+    localPortals.set(portal, p);
+  };
   if (s.cycleOpen && s.cycleNode !== undefined) {
     const h = s.held.get(s.cycleNode);
     if (h && !h.backend.dead) {
@@ -82,22 +98,25 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
 
   // The node the batch's first pinned Bind goes to: statements that could run anywhere
   // (a Describe before that Bind) go there too, so the batch stays on one node.
-  const bindRoutes = new Map<number, Route>();
+  let bindRoutes: Map<number, Route> | undefined;
   let preferred: string | undefined;
   try {
-    const parsed = new Map<string, Analysis | undefined>();
+    let parsed: Map<string, Analysis | undefined> | undefined;
     for (let k = 0; k < batch.length; k++) {
       const m = batch[k]!;
       if (m.code === 0x50) {
         const p = decodeParse(m.body);
         const analyses = s.services.cache.get(p.sql);
-        parsed.set(p.name, analyses.length === 1 ? analyses[0] : undefined);
+        (parsed ??= new Map()).set(p.name, analyses.length === 1 ? analyses[0] : undefined);
       } else if (m.code === 0x42) {
         const name = bindStatementName(m.body);
-        const a = parsed.has(name) ? parsed.get(name) : s.statements.get(name)?.analysis;
+        const a =
+          parsed !== undefined && parsed.has(name)
+            ? parsed.get(name)
+            : s.statements.get(name)?.analysis;
         if (a === undefined || isLocal(s, a)) continue;
         const r = route(a, cat(), (x) => bindParam(m.body, x));
-        bindRoutes.set(k, r);
+        (bindRoutes ??= new Map()).set(k, r);
         if (preferred === undefined && r.kind === 'node' && !r.flexible) preferred = r.node;
       }
     }
@@ -129,7 +148,12 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
   }
 
   // `begin`: the statement runs here, so a deferred BEGIN goes first; a Describe does not need it.
-  const engageFor = async (target: string, flexible: boolean, begin = true): Promise<Backend> => {
+  // A promise only when the pool has no idle backend: the common case costs no event-loop turn.
+  const engageFor = (
+    target: string,
+    flexible: boolean,
+    begin = true,
+  ): Backend | Promise<Backend> => {
     if (flexible && preferred !== undefined && s.txnNode === undefined) target = preferred;
     if (backend) {
       if (flexible || target === node) {
@@ -141,12 +165,17 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
       );
     }
     const chosen = pickNode(s, target, flexible);
-    const e = await s.engage(chosen, cat(), begin);
-    messages.push(...e.messages);
-    expect.push(...e.expect);
-    backend = e.backend;
+    const e = s.engageInto(chosen, cat(), begin, messages, expect);
+    if (e instanceof Promise) {
+      return e.then((b) => {
+        backend = b;
+        node = chosen;
+        return b;
+      });
+    }
+    backend = e;
     node = chosen;
-    return backend;
+    return e;
   };
   const ensurePrepared = (b: Backend, rec: StatementRecord): string => {
     const name = rec.serverName(s.settings.key());
@@ -202,14 +231,14 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
         }
         case 0x42: {
           const rec = lookup(bindStatementName(m.body));
-          const portal = m.body.toString('utf8', 0, m.body.indexOf(0));
+          const portal = m.body[0] === 0 ? '' : m.body.toString('utf8', 0, m.body.indexOf(0));
           const a = rec.analysis;
           if (a === undefined) {
             // An empty statement: any backend answers EmptyQueryResponse.
-            const b = await engageFor(cat().home, true);
-            ensurePrepared(b, rec);
+            const e = engageFor(cat().home, true);
+            ensurePrepared(e instanceof Promise ? await e : e, rec);
             messages.push(m.raw);
-            expect.push({ t: 'one', forward: true });
+            expect.push(EXPECT_ONE);
             break;
           }
           if (s.txn?.crossNode) {
@@ -222,16 +251,17 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
               );
           }
           if (isLocal(s, a)) {
-            localPortals.set(portal, { analysis: a });
+            setLocal(portal, { analysis: a });
             synth(BIND_COMPLETE);
             break;
           }
           localPortals.delete(portal);
           scatterPortals.delete(portal);
-          const r = bindRoutes.get(i) ?? route(a, cat(), (k) => bindParam(m.body, k));
+          const r = bindRoutes?.get(i) ?? route(a, cat(), (k) => bindParam(m.body, k));
           if (r.kind !== 'scatter') s.services.metrics.statements(routeLabel(r));
           if (r.kind === 'refuse') throw unsupported(r.message);
           if (r.kind === 'scatter') {
+            if (scatterPortals === NO_SCATTER_PORTALS) scatterPortals = new Map();
             scatterPortals.set(portal, bindOfScatter(r, rec, a, m.body));
             synth(BIND_COMPLETE);
             break;
@@ -250,7 +280,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
               throw unsupported(
                 `${a.kind.toUpperCase()} ... RETURNING whose rows span nodes is not supported through the extended query protocol yet; send it as a simple query`,
               );
-            localPortals.set(portal, { analysis: a });
+            setLocal(portal, { analysis: a });
             synth(BIND_COMPLETE);
             break;
           }
@@ -260,7 +290,8 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
                 ? 'a prepared INSERT whose rows go to several nodes is not supported yet; send it as a simple query or one row per statement'
                 : 'this statement is not supported through the extended query protocol yet',
             );
-          const b = await engageFor(r.node, r.flexible);
+          const e = engageFor(r.node, r.flexible);
+          const b = e instanceof Promise ? await e : e;
           if (s.txn !== undefined && node !== undefined) {
             s.txn.wrote(node, isWrite(a));
             // Recorded when sent (its outcome comes after the Sync): a savepoint or SET that
@@ -269,7 +300,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
           }
           const name = ensurePrepared(b, rec);
           messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));
-          expect.push({ t: 'one', forward: true });
+          expect.push(EXPECT_ONE);
           break;
         }
         case 0x44: {
@@ -315,10 +346,10 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
               if (r.kind === 'node') ({ node: target, flexible } = r);
             }
             if (s.txnNode !== undefined || backend) flexible = true;
-            const b = await engageFor(target, flexible, false);
-            const name = ensurePrepared(b, rec);
+            const e = engageFor(target, flexible, false);
+            const name = ensurePrepared(e instanceof Promise ? await e : e, rec);
             messages.push(name === '' ? m.raw : targetFrame(0x44, 'S', name));
-            expect.push({ t: 'describe_s' });
+            expect.push(EXPECT_DESCRIBE_STATEMENT);
           } else if (localPortals.has(d.name)) {
             synth(NO_DATA);
           } else if (scatterPortals.has(d.name)) {
@@ -332,21 +363,24 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
               synth(await scatterDescribeFrame(s, sp));
             }
           } else {
-            await engageFor(cat().home, true, false);
+            const e = engageFor(cat().home, true, false);
+            if (e instanceof Promise) await e;
             messages.push(m.raw);
-            expect.push({ t: 'describe_p' });
+            expect.push(EXPECT_DESCRIBE_PORTAL);
           }
           break;
         }
         case 0x45: {
-          const ex = decodeExecute(m.body);
-          const local = localPortals.get(ex.portal);
+          // Only a portal the router runs itself needs the Execute decoded.
+          const ex =
+            localPortals.size + scatterPortals.size > 0 ? decodeExecute(m.body) : undefined;
+          const local = ex && localPortals.get(ex.portal);
           if (local) {
             await runLocal(s, local.analysis, synth);
             break;
           }
-          const sp = scatterPortals.get(ex.portal);
-          if (sp) {
+          const sp = ex && scatterPortals.get(ex.portal);
+          if (ex && sp) {
             // Its rows go straight to the client: nothing of this batch may be queued on a backend.
             if (backend) throw scatterPipeline();
             if (ex.maxRows > 0)
@@ -361,9 +395,10 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
             sp.describe = false;
             break;
           }
-          await engageFor(cat().home, true);
+          const e = engageFor(cat().home, true);
+          if (e instanceof Promise) await e;
           messages.push(m.raw);
-          expect.push({ t: 'execute' });
+          expect.push(EXPECT_EXECUTE);
           break;
         }
         case 0x43: {
@@ -374,7 +409,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
             synth(CLOSE_COMPLETE);
           } else if (backend && !localPortals.has(c.name) && !scatterPortals.delete(c.name)) {
             messages.push(m.raw);
-            expect.push({ t: 'one', forward: true });
+            expect.push(EXPECT_ONE);
           } else {
             localPortals.delete(c.name);
             synth(CLOSE_COMPLETE);
@@ -387,7 +422,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
         case 0x53:
           if (backend) {
             messages.push(m.raw);
-            expect.push({ t: 'sync' });
+            expect.push(EXPECT_SYNC);
           } else {
             s.out.push(s.readyFrame());
           }
@@ -401,7 +436,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
     if (endsWithSync) {
       if (backend) {
         messages.push(batch[batch.length - 1]!.raw);
-        expect.push({ t: 'sync' });
+        expect.push(EXPECT_SYNC);
       } else {
         s.out.push(s.readyFrame());
       }
@@ -424,9 +459,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
     }
     s.cycleOpen = !endsWithSync;
     s.cycleNode = s.cycleOpen ? usedNode : undefined;
-    if (endsWithSync && expect.some((x) => x.t === 'sync')) {
-      // The backend's ReadyForQuery was forwarded; it is also the session's status now.
-    }
+    // A Sync's ReadyForQuery was forwarded by the exchange; it is also the session's status now.
     s.settle(usedNode);
   }
   s.out.flush();

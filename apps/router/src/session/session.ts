@@ -143,9 +143,12 @@ export class Session implements Cancellable {
       this.reader.setMaxFrameLength(MAX_FRAME);
       this.drainFrames();
       while (!this.closed) {
-        const m = await this.nextMessage();
+        // Messages already in the inbox are taken without an event-loop turn; only statements
+        // that talk to a backend (or wait) return a promise.
+        const m = this.inbox.length > 0 ? this.takeMessage() : await this.nextMessage();
         if (m === undefined) break;
-        await this.handle(m);
+        const pending = this.handle(m);
+        if (pending !== undefined) await pending;
       }
     } catch (e) {
       this.fatal(e);
@@ -224,6 +227,10 @@ export class Session implements Cancellable {
       if (this.closed) return undefined;
       await this.waitData();
     }
+    return this.takeMessage();
+  }
+
+  private takeMessage(): InMsg {
     const m = this.inbox.shift()!;
     this.inboxBytes -= m.raw.length;
     if (this.paused && this.inboxBytes < INBOX_HIGH_BYTES / 2) {
@@ -243,11 +250,13 @@ export class Session implements Cancellable {
 
   private batch: InMsg[] = [];
 
-  private async handle(m: InMsg): Promise<void> {
+  /** Handles one message; a promise only when it has to wait (a backend, the pool). */
+  private handle(m: InMsg): Promise<void> | undefined {
     if (m.code === -1) {
       this.out.push(m.raw);
       this.out.flush();
-      return this.close();
+      this.close();
+      return;
     }
     if (this.skipUntilSync && m.code !== 0x53) return;
     switch (m.code) {
@@ -283,7 +292,8 @@ export class Session implements Cancellable {
       case 0x66:
         return;
       case 0x58: // Terminate
-        return this.close();
+        this.close();
+        return;
       case 0x46: // FunctionCall
         this.sendError(
           new RouterError(
@@ -296,6 +306,7 @@ export class Session implements Cancellable {
         return;
       default:
         this.fatal(new ProtocolError(`invalid frontend message type ${m.code}`));
+        return;
     }
   }
 
@@ -352,6 +363,23 @@ export class Session implements Cancellable {
     catalog: RoutingCatalog,
     begin = true,
   ): Promise<{ backend: Backend; messages: Buffer[]; expect: Expectation[] }> {
+    const messages: Buffer[] = [];
+    const expect: Expectation[] = [];
+    const backend = await this.engageInto(node, catalog, begin, messages, expect);
+    return { backend, messages, expect };
+  }
+
+  /**
+   * engage() appending to the caller's `messages` and `expect`; synchronous (no promise, no
+   * event-loop turn) when the backend is held already or an idle one is in the pool.
+   */
+  engageInto(
+    node: string,
+    catalog: RoutingCatalog,
+    begin: boolean,
+    messages: Buffer[],
+    expect: Expectation[],
+  ): Backend | Promise<Backend> {
     let h = this.held.get(node);
     if (h !== undefined && h.backend.dead && this.txn?.nodes.has(node)) {
       // Its part of the transaction died with it: a fresh backend would run the statement
@@ -364,22 +392,61 @@ export class Session implements Cancellable {
     }
     if (h === undefined || h.backend.dead) {
       if (h) this.drop(node);
-      const pool = this.services.pools.pool(catalog, node, this.database, this.user);
-      const backend = await pool.acquire(this.services.config.acquireTimeoutMs, this.passThrough);
-      h = { backend, pool };
+      const pool = this.poolFor(catalog, node);
+      const idle = pool.tryAcquire();
+      if (idle === undefined) return this.acquireInto(pool, node, begin, messages, expect);
+      h = { backend: idle, pool };
       this.held.set(node, h);
     }
-    const messages: Buffer[] = [];
-    const expect: Expectation[] = [];
-    const replay = this.settings.replayFor(h.backend.settingsKey);
+    this.prepareBackend(h.backend, node, begin, messages, expect);
+    return h.backend;
+  }
+
+  private async acquireInto(
+    pool: Pool,
+    node: string,
+    begin: boolean,
+    messages: Buffer[],
+    expect: Expectation[],
+  ): Promise<Backend> {
+    const backend = await pool.acquire(this.services.config.acquireTimeoutMs, this.passThrough);
+    this.held.set(node, { backend, pool });
+    this.prepareBackend(backend, node, begin, messages, expect);
+    return backend;
+  }
+
+  /** Settings replay and the deferred BEGIN, ahead of the client's messages. */
+  private prepareBackend(
+    backend: Backend,
+    node: string,
+    begin: boolean,
+    messages: Buffer[],
+    expect: Expectation[],
+  ): void {
+    const replay = this.settings.replayFor(backend.settingsKey);
     if (replay !== undefined) {
       messages.push(writeQuery(new Writer(replay.length + 16), replay).flush());
       expect.push({ t: 'quiet' });
-      h.backend.settingsKey = this.settings.key();
+      backend.settingsKey = this.settings.key();
     }
     if (begin) this.takePrelude(node, messages, expect);
-    return { backend: h.backend, messages, expect };
   }
+
+  /** The pool for `node`, remembered per catalog snapshot (its key is built once, not per statement). */
+  private poolFor(catalog: RoutingCatalog, node: string): Pool {
+    if (this.poolsCatalog !== catalog) {
+      this.poolsCatalog = catalog;
+      this.poolsByNode.clear();
+    }
+    let pool = this.poolsByNode.get(node);
+    if (pool === undefined || pool.closed) {
+      pool = this.services.pools.pool(catalog, node, this.database, this.user);
+      this.poolsByNode.set(node, pool);
+    }
+    return pool;
+  }
+  private poolsCatalog: RoutingCatalog | undefined;
+  private readonly poolsByNode = new Map<string, Pool>();
 
   /** The deferred BEGIN (and what followed it) for the node the transaction now runs on. */
   takePrelude(node: string, messages: Buffer[], expect: Expectation[]): void {
@@ -445,7 +512,7 @@ export class Session implements Cancellable {
         },
         collectTags,
       );
-      await copying;
+      if (copying !== undefined) await copying;
       return result;
     } catch (e) {
       this.lost(backend);

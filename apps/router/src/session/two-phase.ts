@@ -13,6 +13,7 @@ import {
 import { RouterError, SQLSTATE } from '../errors.js';
 import { BackendError, type Backend } from '../pool/backend.js';
 import { HeldOut } from './client-out.js';
+import { faultHook } from './fault-hook.js';
 import type { Session } from './session.js';
 
 const q = (sql: string): Buffer => writeQuery(new Writer(sql.length + 16), sql).flush();
@@ -125,6 +126,7 @@ async function commitWriters(s: Session, writers: readonly Part[]): Promise<void
   try {
     const outcome = await commitAcrossNodes(txid, participants, services.decisions, {
       clusterUid: s.catalog().clusterUid,
+      faultHook, // undefined unless TESSERA_FAULT_2PC is set (tests only: fault-hook.ts)
     });
     services.metrics.twoPhase('committed');
     if (outcome.pending.length > 0)
