@@ -1,7 +1,15 @@
 // The router's configuration from flags and TESSERA_* environment variables (flags win).
 // Everything wrong with it becomes a ConfigError with one sentence; main.ts prints it and exits 2.
 import { parseAddress } from '@tessera/proto';
-import { ConfigError } from './errors.js';
+import {
+  ConfigError,
+  boolSetting,
+  intSetting,
+  optionalText,
+  readFlags,
+  type FlagTable,
+  type RawSettings,
+} from '@tessera/config';
 
 export type PoolMode = 'transaction' | 'session';
 export type AuthMode = 'trust' | 'scram';
@@ -91,10 +99,7 @@ type ValueKey =
   | 'tlsRequired'
   | 'workers';
 
-/** Flags that take no value (`--tls-required`); the environment spells them 1/true. */
-const SWITCHES = new Set<ValueKey>(['tlsRequired']);
-
-const FLAGS: Record<string, { env: string; key: ValueKey }> = {
+const FLAGS: FlagTable<ValueKey> = {
   '--listen': { env: 'TESSERA_LISTEN', key: 'listen' },
   '--coordinator': { env: 'TESSERA_COORDINATOR', key: 'coordinator' },
   '--metrics-port': { env: 'TESSERA_METRICS_PORT', key: 'metricsPort' },
@@ -108,7 +113,7 @@ const FLAGS: Record<string, { env: string; key: ValueKey }> = {
   '--auth-user': { env: 'TESSERA_AUTH_USER', key: 'authUser' },
   '--tls-cert': { env: 'TESSERA_TLS_CERT', key: 'tlsCert' },
   '--tls-key': { env: 'TESSERA_TLS_KEY', key: 'tlsKey' },
-  '--tls-required': { env: 'TESSERA_TLS_REQUIRED', key: 'tlsRequired' },
+  '--tls-required': { env: 'TESSERA_TLS_REQUIRED', key: 'tlsRequired', isSwitch: true },
   '--workers': { env: 'TESSERA_WORKERS', key: 'workers' },
 };
 
@@ -116,31 +121,12 @@ export type ParsedArgs = { help: true } | { help: false; config: RouterConfig };
 
 /** Parses argv (without node and script) and the environment. Throws ConfigError. */
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedArgs {
-  const raw = new Map<ValueKey, string>();
-  for (const spec of Object.values(FLAGS)) {
-    const v = env[spec.env];
-    if (v !== undefined && v !== '') raw.set(spec.key, v);
-  }
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--help' || arg === '-h') return { help: true };
-    const eq = arg.indexOf('=');
-    const name = eq >= 0 ? arg.slice(0, eq) : arg;
-    const spec = FLAGS[name];
-    if (!spec) throw new ConfigError(`unknown argument "${arg}"; run with --help to see the flags`);
-    let value: string | undefined;
-    if (eq >= 0) value = arg.slice(eq + 1);
-    else if (SWITCHES.has(spec.key)) value = 'true';
-    else {
-      value = argv[++i];
-      if (value === undefined) throw new ConfigError(`flag ${name} needs a value`);
-    }
-    raw.set(spec.key, value);
-  }
-  return { help: false, config: validate(raw, env) };
+  const read = readFlags(argv, env, FLAGS);
+  if (read.help) return { help: true };
+  return { help: false, config: validate(read.raw, env) };
 }
 
-function validate(raw: Map<ValueKey, string>, env: NodeJS.ProcessEnv): RouterConfig {
+function validate(raw: RawSettings<ValueKey>, env: NodeJS.ProcessEnv): RouterConfig {
   const listen = address(raw.get('listen') ?? '127.0.0.1:6432', '--listen');
   const coordinator = address(raw.get('coordinator') ?? '127.0.0.1:7400', '--coordinator');
   const poolMode = raw.get('poolMode') ?? 'transaction';
@@ -150,13 +136,11 @@ function validate(raw: Map<ValueKey, string>, env: NodeJS.ProcessEnv): RouterCon
   const auth = raw.get('auth') ?? 'trust';
   if (auth !== 'trust' && auth !== 'scram')
     throw new ConfigError(`--auth must be trust or scram, not "${auth}"`);
-  const nonEmpty = (v: string | undefined): string | undefined =>
-    v === undefined || v === '' ? undefined : v;
-  const tlsCert = nonEmpty(raw.get('tlsCert'));
-  const tlsKey = nonEmpty(raw.get('tlsKey'));
+  const tlsCert = optionalText(raw.get('tlsCert'));
+  const tlsKey = optionalText(raw.get('tlsKey'));
   if ((tlsCert === undefined) !== (tlsKey === undefined))
     throw new ConfigError('--tls-cert and --tls-key go together: give both or neither');
-  const tlsRequired = boolean(raw.get('tlsRequired'), '--tls-required');
+  const tlsRequired = boolSetting(raw, 'tlsRequired', '--tls-required');
   if (tlsRequired && tlsCert === undefined)
     throw new ConfigError('--tls-required needs a certificate (--tls-cert and --tls-key)');
   const authUser = raw.get('authUser') ?? 'postgres';
@@ -164,15 +148,15 @@ function validate(raw: Map<ValueKey, string>, env: NodeJS.ProcessEnv): RouterCon
   return {
     listen,
     coordinator,
-    metricsPort: integer(raw, 'metricsPort', '--metrics-port', 6433, 0, 65535),
-    poolSize: integer(raw, 'poolSize', '--pool-size', 20, 1, 10_000),
+    metricsPort: intSetting(raw, 'metricsPort', '--metrics-port', 6433, 0, 65535),
+    poolSize: intSetting(raw, 'poolSize', '--pool-size', 20, 1, 10_000),
     poolMode,
-    maxClients: integer(raw, 'maxClients', '--max-clients', 1000, 1, 1_000_000),
+    maxClients: intSetting(raw, 'maxClients', '--max-clients', 1000, 1, 1_000_000),
     auth,
-    routerId: nonEmpty(raw.get('routerId')),
-    nodePassword: nonEmpty(env['TESSERA_NODE_PASSWORD']),
-    token: nonEmpty(env['TESSERA_ADMIN_TOKEN']),
-    acquireTimeoutMs: integer(
+    routerId: optionalText(raw.get('routerId')),
+    nodePassword: optionalText(env['TESSERA_NODE_PASSWORD']),
+    token: optionalText(env['TESSERA_ADMIN_TOKEN']),
+    acquireTimeoutMs: intSetting(
       raw,
       'acquireTimeoutMs',
       '--acquire-timeout-ms',
@@ -182,13 +166,13 @@ function validate(raw: Map<ValueKey, string>, env: NodeJS.ProcessEnv): RouterCon
     ),
     // Shorter than Postgres' 60 s authentication_timeout: a router holds many more
     // connections than a Postgres server, and a SCRAM login takes milliseconds.
-    loginTimeoutMs: integer(raw, 'loginTimeoutMs', '--login-timeout-ms', 10_000, 100, 600_000),
+    loginTimeoutMs: intSetting(raw, 'loginTimeoutMs', '--login-timeout-ms', 10_000, 100, 600_000),
     authUser,
-    authPassword: nonEmpty(env['TESSERA_AUTH_PASSWORD']),
+    authPassword: optionalText(env['TESSERA_AUTH_PASSWORD']),
     tlsCert,
     tlsKey,
     tlsRequired,
-    workers: integer(raw, 'workers', '--workers', 1, 1, 256),
+    workers: intSetting(raw, 'workers', '--workers', 1, 1, 256),
   };
 }
 
@@ -199,32 +183,6 @@ function address(text: string, flag: string): string {
     throw new ConfigError(`${flag} "${text}" is not of the form host:port`);
   }
   return text;
-}
-
-function boolean(text: string | undefined, flag: string): boolean {
-  if (text === undefined) return false;
-  const t = text.trim().toLowerCase();
-  if (t === 'true' || t === '1' || t === 'on' || t === 'yes') return true;
-  if (t === 'false' || t === '0' || t === 'off' || t === 'no' || t === '') return false;
-  throw new ConfigError(`${flag} must be true or false, not "${text}"`);
-}
-
-function integer(
-  raw: Map<ValueKey, string>,
-  key: ValueKey,
-  flag: string,
-  def: number,
-  min: number,
-  max: number,
-): number {
-  const text = raw.get(key);
-  if (text === undefined) return def;
-  if (!/^\d+$/.test(text.trim()))
-    throw new ConfigError(`${flag} must be a whole number, not "${text}"`);
-  const n = Number(text.trim());
-  if (n < min || n > max)
-    throw new ConfigError(`${flag} must be between ${min} and ${max}, not ${n}`);
-  return n;
 }
 
 /** Defaults for programmatic use (tests, `tessera up`): every field filled in. */

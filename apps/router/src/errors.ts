@@ -36,9 +36,7 @@ export function unsupported(message: string): RouterError {
 }
 
 /** Bad configuration: main.ts prints the message as one sentence and exits 2. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export { ConfigError } from '@tessera/config';
 
 /** The SQLSTATE of anything thrown, for the wire edge: typed errors keep theirs, the rest is XX000. */
 export function sqlstateOf(e: unknown): string {
