@@ -4,75 +4,7 @@ import type { Node, SelectStmt, FuncCall } from 'libpg-query';
 import type { RowValue, SelectShape } from './types.js';
 import { stringList } from './ast.js';
 import { rowValueOf } from './values.js';
-
-const AGGREGATES = new Set([
-  'count',
-  'sum',
-  'avg',
-  'min',
-  'max',
-  'array_agg',
-  'string_agg',
-  'bool_and',
-  'bool_or',
-  'every',
-  'bit_and',
-  'bit_or',
-  'bit_xor',
-  'json_agg',
-  'jsonb_agg',
-  'json_object_agg',
-  'jsonb_object_agg',
-  'json_agg_strict',
-  'jsonb_agg_strict',
-  'json_object_agg_strict',
-  'jsonb_object_agg_strict',
-  'json_object_agg_unique',
-  'jsonb_object_agg_unique',
-  'json_object_agg_unique_strict',
-  'jsonb_object_agg_unique_strict',
-  'xmlagg',
-  'stddev',
-  'stddev_pop',
-  'stddev_samp',
-  'variance',
-  'var_pop',
-  'var_samp',
-  'corr',
-  'covar_pop',
-  'covar_samp',
-  'regr_avgx',
-  'regr_avgy',
-  'regr_count',
-  'regr_intercept',
-  'regr_r2',
-  'regr_slope',
-  'regr_sxx',
-  'regr_sxy',
-  'regr_syy',
-  'mode',
-  'percentile_cont',
-  'percentile_disc',
-  'rank',
-  'dense_rank',
-  'percent_rank',
-  'cume_dist',
-  'range_agg',
-  'range_intersect_agg',
-  'any_value',
-  'array_agg',
-]);
-
-function isAggregateCall(f: FuncCall, name: string): boolean {
-  return (
-    f.agg_star === true ||
-    f.agg_distinct === true ||
-    f.agg_within_group === true ||
-    f.agg_filter !== undefined ||
-    (f.agg_order?.length ?? 0) > 0 ||
-    AGGREGATES.has(name)
-  );
-}
+import { isAggregateSyntax } from './aggregates.js';
 
 /** Aggregate and window calls in expressions of one query level (subqueries not entered). */
 function scanLevel(value: unknown, aggregates: string[], state: { window: boolean }): void {
@@ -90,7 +22,7 @@ function scanLevel(value: unknown, aggregates: string[], state: { window: boolea
       const names = stringList(f.funcname);
       const name = names[names.length - 1] ?? '';
       if (f.over !== undefined) state.window = true;
-      else if (isAggregateCall(f, name) && !aggregates.includes(name)) aggregates.push(name);
+      else if (isAggregateSyntax(f) && !aggregates.includes(name)) aggregates.push(name);
       // Arguments of an aggregate cannot hold another aggregate of this level; windows can.
     }
     scanLevel(v, aggregates, state);

@@ -1,6 +1,7 @@
 // Parse-tree helpers the planner needs: structural equality (what Postgres would treat as "the same
 // expression" before analysis), deep copies, searches for aggregates and subqueries, refusals.
 import type { Node, FuncCall } from 'libpg-query';
+import { isAggregateSyntax } from '../aggregates.js';
 import { stringList } from '../ast.js';
 
 /** Thrown inside the planner; planRead turns it into `{ kind: 'refuse', reason }`. */
@@ -51,74 +52,9 @@ export function callColumnName(f: FuncCall): string {
   return names[names.length - 1] ?? '?column?';
 }
 
-const AGGREGATE_NAMES = new Set([
-  'count',
-  'sum',
-  'avg',
-  'min',
-  'max',
-  'array_agg',
-  'string_agg',
-  'bool_and',
-  'bool_or',
-  'every',
-  'bit_and',
-  'bit_or',
-  'bit_xor',
-  'json_agg',
-  'jsonb_agg',
-  'json_object_agg',
-  'jsonb_object_agg',
-  'json_agg_strict',
-  'jsonb_agg_strict',
-  'json_object_agg_strict',
-  'jsonb_object_agg_strict',
-  'json_object_agg_unique',
-  'jsonb_object_agg_unique',
-  'json_object_agg_unique_strict',
-  'jsonb_object_agg_unique_strict',
-  'xmlagg',
-  'stddev',
-  'stddev_pop',
-  'stddev_samp',
-  'variance',
-  'var_pop',
-  'var_samp',
-  'corr',
-  'covar_pop',
-  'covar_samp',
-  'regr_avgx',
-  'regr_avgy',
-  'regr_count',
-  'regr_intercept',
-  'regr_r2',
-  'regr_slope',
-  'regr_sxx',
-  'regr_sxy',
-  'regr_syy',
-  'mode',
-  'percentile_cont',
-  'percentile_disc',
-  'rank',
-  'dense_rank',
-  'percent_rank',
-  'cume_dist',
-  'range_agg',
-  'range_intersect_agg',
-  'any_value',
-]);
-
-/** A call that is (or, by its syntax, must be) an aggregate. */
+/** A call that is (or, by its syntax, must be) an aggregate, and not used as a window function. */
 export function isAggregateCall(f: FuncCall): boolean {
-  if (f.over !== undefined) return false;
-  return (
-    f.agg_star === true ||
-    f.agg_distinct === true ||
-    f.agg_within_group === true ||
-    f.agg_filter !== undefined ||
-    (f.agg_order?.length ?? 0) > 0 ||
-    AGGREGATE_NAMES.has(callColumnName(f).toLowerCase())
-  );
+  return f.over === undefined && isAggregateSyntax(f);
 }
 
 /** Visits every node object under `value` (subqueries included), depth first. */
