@@ -4,13 +4,11 @@
 // total money is checked: transfers neither lose nor make any.
 import type pg from 'pg';
 import { KeyType } from '@tessera/proto';
-import { REPO_ROOT } from '../harness/entry.js';
-import { machineInfo, postgresSettings } from '../harness/machine.js';
+import { postgresSettings } from '../harness/machine.js';
 import { roundOrder } from '../harness/stats.js';
 import { measure } from '../pgbench/measure.js';
 import { wants } from '../options.js';
 import {
-  isoDate,
   summarize,
   type CheckResult,
   type Measurement,
@@ -37,7 +35,7 @@ import {
   startShardedCluster,
   type ShardedCluster,
 } from './sharded-cluster.js';
-import type { Suite, SuiteContext } from './suite.js';
+import { runStamp, type Suite, type SuiteContext } from './suite.js';
 
 const DEFAULT_ACCOUNTS = 10_000;
 const DEFAULT_CLIENTS = 8;
@@ -325,11 +323,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
     return {
       suite: '2pc',
       title: `Tessera cross-node transfers: two-phase commit vs one node, ${DATA_NODES} nodes`,
-      date: isoDate(startedAt),
-      startedAt: startedAt.toISOString(),
-      finishedAt: new Date().toISOString(),
-      command: ctx.command,
-      machine: machineInfo(REPO_ROOT),
+      ...runStamp(ctx, startedAt),
       settings: {
         rounds: opts.rounds,
         durationS: opts.durationS,

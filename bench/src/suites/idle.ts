@@ -3,20 +3,13 @@
 // from /proc/<pid>/status, summed over the proxy's process tree.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startPostgres } from '@tessera/testkit';
-import { REPO_ROOT } from '../harness/entry.js';
 import { openIdleSessions } from '../harness/idle-clients.js';
-import { machineInfo, postgresSettings } from '../harness/machine.js';
+import { postgresSettings } from '../harness/machine.js';
 import { rssBytes } from '../harness/proc-stats.js';
 import { roundOrder } from '../harness/stats.js';
-import {
-  isoDate,
-  summarize,
-  type Measurement,
-  type Metric,
-  type SuiteResult,
-} from '../report/model.js';
+import { summarize, type Measurement, type Metric, type SuiteResult } from '../report/model.js';
 import { startOneNodeTargets } from './pgbench-targets.js';
-import type { Suite, SuiteContext } from './suite.js';
+import { runStamp, type Suite, type SuiteContext } from './suite.js';
 
 const TARGETS = ['router', 'pgbouncer', 'passthrough'] as const;
 const SETTLE_MS = 1_000;
@@ -86,11 +79,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
       return {
         suite: 'idle',
         title: `Tessera idle connections: proxy memory with ${n} idle clients`,
-        date: isoDate(startedAt),
-        startedAt: startedAt.toISOString(),
-        finishedAt: new Date().toISOString(),
-        command: ctx.command,
-        machine: machineInfo(REPO_ROOT, t.pgbouncerBin),
+        ...runStamp(ctx, startedAt, t.pgbouncerBin),
         settings: {
           rounds: opts.rounds,
           connections: n,

@@ -4,23 +4,16 @@
 // as TPS, latency, ratios to direct and to PgBouncer from the same round, and the proxy's CPU per
 // statement.
 import { startPostgres } from '@tessera/testkit';
-import { machineInfo, postgresSettings } from '../harness/machine.js';
-import { REPO_ROOT } from '../harness/entry.js';
+import { postgresSettings } from '../harness/machine.js';
 import { roundOrder } from '../harness/stats.js';
 import { measure } from '../pgbench/measure.js';
 import { loadBranches } from '../pgbench/load.js';
 import { WORKLOADS, workloadScript, type WorkloadKind } from '../pgbench/scripts.js';
 import { capacityLines } from '../report/capacity.js';
-import {
-  isoDate,
-  summarize,
-  type Measurement,
-  type Metric,
-  type SuiteResult,
-} from '../report/model.js';
+import { summarize, type Measurement, type Metric, type SuiteResult } from '../report/model.js';
 import { addRatios } from '../report/ratios.js';
 import { startOneNodeTargets } from './pgbench-targets.js';
-import type { Suite, SuiteContext } from './suite.js';
+import { runStamp, type Suite, type SuiteContext } from './suite.js';
 
 const DEFAULT_SCALE = 10;
 const TARGETS = ['direct', 'router', 'pgbouncer', 'passthrough'] as const;
@@ -126,11 +119,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
       return {
         suite: 'overhead',
         title: 'Tessera overhead: one node, pgbench',
-        date: isoDate(startedAt),
-        startedAt: startedAt.toISOString(),
-        finishedAt: new Date().toISOString(),
-        command: ctx.command,
-        machine: machineInfo(REPO_ROOT, t.pgbouncerBin),
+        ...runStamp(ctx, startedAt, t.pgbouncerBin),
         settings: {
           rounds: opts.rounds,
           durationS: opts.durationS,

@@ -3,15 +3,13 @@
 // (pgbench over every branch, spread across the routers). The catalog lives on an extra home
 // server that owns no data, so N counts data nodes on both sides.
 import { startPostgresCluster, type PgServer } from '@tessera/testkit';
-import { REPO_ROOT } from '../harness/entry.js';
-import { machineInfo, postgresSettings } from '../harness/machine.js';
+import { postgresSettings } from '../harness/machine.js';
 import { roundOrder } from '../harness/stats.js';
 import { loadBranches } from '../pgbench/load.js';
 import { measure, type Leg } from '../pgbench/measure.js';
 import { WORKLOADS, workloadScript, type WorkloadKind } from '../pgbench/scripts.js';
 import { wants } from '../options.js';
 import {
-  isoDate,
   summarize,
   type Measurement,
   type Metric,
@@ -23,7 +21,7 @@ import { ownerOf, startBenchCatalog, type BenchCatalog } from '../targets/catalo
 import { startRouter } from '../targets/router.js';
 import type { Target } from '../targets/target.js';
 import { progressLine } from './overhead.js';
-import type { Suite, SuiteContext } from './suite.js';
+import { runStamp, type Suite, type SuiteContext } from './suite.js';
 
 const DEFAULT_BRANCHES_PER_NODE = 10;
 const DEFAULT_CLIENTS_PER_NODE = 16;
@@ -223,11 +221,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
   return {
     suite: 'scaleout',
     title: 'Tessera scale-out: N nodes, with and without the router',
-    date: isoDate(startedAt),
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    command: ctx.command,
-    machine: machineInfo(REPO_ROOT),
+    ...runStamp(ctx, startedAt),
     settings: {
       rounds: opts.rounds,
       durationS: opts.durationS,

@@ -4,8 +4,7 @@
 // keeps its peak flat however many rows the nodes hold; one that collects rows grows with them.
 import { closeSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../harness/entry.js';
-import { machineInfo, postgresSettings } from '../harness/machine.js';
+import { postgresSettings } from '../harness/machine.js';
 import { tempDir } from '../harness/processes.js';
 import { psqlCommand } from '../harness/psql.js';
 import { sampleRss } from '../harness/rss-sampler.js';
@@ -14,7 +13,6 @@ import { rssBytes } from '../harness/proc-stats.js';
 import { measure } from '../pgbench/measure.js';
 import { wants } from '../options.js';
 import {
-  isoDate,
   summarize,
   type CheckResult,
   type Measurement,
@@ -35,7 +33,7 @@ import {
   startShardedCluster,
   type ShardedCluster,
 } from './sharded-cluster.js';
-import type { Suite, SuiteContext } from './suite.js';
+import { runStamp, type Suite, type SuiteContext } from './suite.js';
 
 const DEFAULT_ROWS = 1_000_000;
 const DEFAULT_CLIENTS = 4;
@@ -340,11 +338,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
     return {
       suite: 'scatter',
       title: `Tessera scatter reads: router over ${DATA_NODES} nodes vs one Postgres, ${rows.toLocaleString('en-US')} rows`,
-      date: isoDate(startedAt),
-      startedAt: startedAt.toISOString(),
-      finishedAt: new Date().toISOString(),
-      command: ctx.command,
-      machine: machineInfo(REPO_ROOT),
+      ...runStamp(ctx, startedAt),
       settings: {
         rounds: opts.rounds,
         durationS: opts.durationS,
