@@ -171,6 +171,24 @@ function makeHandler(
     if (opts.authorize) await opts.authorize(ctx);
   };
 
+  // Unary and client-streaming calls answer once: the handler's message, or its error as a status.
+  const answerOnce = async (
+    callback: grpc.sendUnaryData<Buffer>,
+    ctx: CallContext,
+    end: (code: Code) => void,
+    produce: () => Promise<unknown>,
+  ): Promise<void> => {
+    try {
+      const res = await produce();
+      callback(null, encode(method.output, res as MessageInitShape<DescMessage>));
+      end(Code.OK);
+    } catch (e) {
+      const err = toRpcError(e);
+      callback(err);
+      end(ctx.signal.aborted ? Code.CANCELLED : err.code);
+    }
+  };
+
   switch (method.methodKind) {
     case 'unary':
       return (async (
@@ -178,17 +196,10 @@ function makeHandler(
         callback: grpc.sendUnaryData<Buffer>,
       ) => {
         const { ctx, end } = begin(call);
-        try {
+        await answerOnce(callback, ctx, end, async () => {
           await authorize(ctx);
-          const req = decodeRequest(method.input, call.request);
-          const res = await fn(req, ctx);
-          callback(null, encode(method.output, res as MessageInitShape<DescMessage>));
-          end(Code.OK);
-        } catch (e) {
-          const err = toRpcError(e);
-          callback(err);
-          end(ctx.signal.aborted ? Code.CANCELLED : err.code);
-        }
+          return fn(decodeRequest(method.input, call.request), ctx);
+        });
       }) satisfies grpc.handleUnaryCall<Buffer, Buffer>;
     case 'server_streaming':
       return (async (call: grpc.ServerWritableStream<Buffer, Buffer>) => {
@@ -209,16 +220,10 @@ function makeHandler(
         callback: grpc.sendUnaryData<Buffer>,
       ) => {
         const { ctx, end } = begin(call);
-        try {
+        await answerOnce(callback, ctx, end, async () => {
           await authorize(ctx);
-          const res = await fn(readAll(call, method.input, ctx.signal), ctx);
-          callback(null, encode(method.output, res as MessageInitShape<DescMessage>));
-          end(Code.OK);
-        } catch (e) {
-          const err = toRpcError(e);
-          callback(err);
-          end(ctx.signal.aborted ? Code.CANCELLED : err.code);
-        }
+          return fn(readAll(call, method.input, ctx.signal), ctx);
+        });
       }) satisfies grpc.handleClientStreamingCall<Buffer, Buffer>;
     case 'bidi_streaming':
       return (async (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
