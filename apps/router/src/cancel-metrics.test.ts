@@ -2,9 +2,8 @@
 // the router's metrics count connections, statements by route, pool use and errors.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import pg from 'pg';
-import { Writer, writeCancelRequest } from '@tessera/pg-wire';
+import { sendCancel } from './testing/cancel.js';
 import { startTestCluster, type TestCluster } from './testing/cluster.js';
 
 let c: TestCluster;
@@ -22,15 +21,6 @@ before(async () => {
 after(async () => {
   await c?.dispose();
 });
-
-function sendCancel(port: number, pid: number, secret: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.on('error', reject);
-    s.on('connect', () => s.end(writeCancelRequest(new Writer(), pid, secret).flush()));
-    s.on('close', () => resolve());
-  });
-}
 
 describe('cancel', () => {
   test('a CancelRequest stops pg_sleep(30) on a data node within 1 s', async () => {

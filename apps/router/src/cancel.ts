@@ -2,8 +2,6 @@
 // fresh connection is forwarded, with the backend's own key, to whatever runs that client's
 // statement now (in whichever worker process holds that client).
 import { randomInt } from 'node:crypto';
-import { connect } from 'node:net';
-import { Writer, writeCancelRequest } from '@tessera/pg-wire';
 import type { Backend } from './pool/backend.js';
 
 export interface Cancellable {
@@ -66,15 +64,6 @@ export class CancelRegistry {
   cancelLocal(pid: number, secret: number): void {
     const s = this.byPid.get(pid);
     if (!s || s.secret !== secret) return;
-    for (const b of s.activeBackends()) sendCancel(b);
+    for (const b of s.activeBackends()) b.cancelFor(s);
   }
-}
-
-function sendCancel(b: Backend): void {
-  const socket = connect({ host: b.target.host, port: b.target.port });
-  socket.on('error', () => socket.destroy());
-  socket.on('connect', () =>
-    socket.end(writeCancelRequest(new Writer(16), b.pid, b.secret).flush()),
-  );
-  socket.setTimeout(5000, () => socket.destroy());
 }

@@ -88,7 +88,16 @@ describe('catalog watcher', () => {
       (await import('@tessera/proto')).AdminService,
       address,
     );
-    await admin.referenceTable({ schema: 'public', name: 'later' });
+    // The new coordinator may still be opening its port to clients: a refused call is retried.
+    for (let tries = 1; ; tries++) {
+      try {
+        await admin.referenceTable({ schema: 'public', name: 'later' });
+        break;
+      } catch (e) {
+        if ((e as { code?: number }).code !== 14 || tries >= 50) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
     admin.close();
     const deadline = Date.now() + 10_000;
     while (c.router.catalog()!.epoch === epoch && Date.now() < deadline)

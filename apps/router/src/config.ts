@@ -50,6 +50,11 @@ export interface RouterConfig {
    * gets poolSize / workers backends per pool and maxClients / workers clients (rounded up).
    */
   workers: number;
+  /**
+   * Reads of different clients that may share one backend connection when every backend of the
+   * pool is busy (pipelined; 1 = never share).
+   */
+  pipelineDepth: number;
 }
 
 export const USAGE = `Usage: tessera-router [flags]
@@ -76,6 +81,9 @@ Flags (each also read from the environment variable shown):
   --workers N               TESSERA_WORKERS         router processes on the one port (default 1);
                                                     pool size and max clients are split among them,
                                                     worker i serves metrics on metrics port + i
+  --pipeline-depth N        TESSERA_PIPELINE_DEPTH  when every backend is busy, up to N clients'
+                                                    autocommit reads share one backend, pipelined,
+                                                    instead of waiting (default 16, 1 = off)
                             TESSERA_AUTH_PASSWORD   password of --auth-user, if home asks one
                             TESSERA_NODE_PASSWORD   password for nodes that ask one
                             TESSERA_ADMIN_TOKEN     bearer token for the coordinator
@@ -97,7 +105,8 @@ type ValueKey =
   | 'tlsCert'
   | 'tlsKey'
   | 'tlsRequired'
-  | 'workers';
+  | 'workers'
+  | 'pipelineDepth';
 
 const FLAGS: FlagTable<ValueKey> = {
   '--listen': { env: 'TESSERA_LISTEN', key: 'listen' },
@@ -115,6 +124,7 @@ const FLAGS: FlagTable<ValueKey> = {
   '--tls-key': { env: 'TESSERA_TLS_KEY', key: 'tlsKey' },
   '--tls-required': { env: 'TESSERA_TLS_REQUIRED', key: 'tlsRequired', isSwitch: true },
   '--workers': { env: 'TESSERA_WORKERS', key: 'workers' },
+  '--pipeline-depth': { env: 'TESSERA_PIPELINE_DEPTH', key: 'pipelineDepth' },
 };
 
 export type ParsedArgs = { help: true } | { help: false; config: RouterConfig };
@@ -173,6 +183,7 @@ function validate(raw: RawSettings<ValueKey>, env: NodeJS.ProcessEnv): RouterCon
     tlsKey,
     tlsRequired,
     workers: intSetting(raw, 'workers', '--workers', 1, 1, 256),
+    pipelineDepth: intSetting(raw, 'pipelineDepth', '--pipeline-depth', 16, 1, 1024),
   };
 }
 

@@ -12,6 +12,8 @@ export interface RouterMetrics {
   rowsMerged(rows: number): void;
   /** A transaction that wrote on several nodes ended its two-phase commit with `outcome`. */
   twoPhase(outcome: TwoPhaseOutcome): void;
+  /** A read ran on a backend shared with other clients' reads (session/pipelined.ts). */
+  pipelined(): void;
 }
 
 /** committed; prepare_failed (a node's error, rolled back); in_doubt (08007); aborted (40001). */
@@ -63,8 +65,14 @@ export function routerMetrics(
     labelNames: ['outcome'],
     registers: [registry],
   });
+  const pipelined = new Counter({
+    name: 'tessera_router_pipelined_statements_total',
+    help: 'Reads sent on a backend other clients were using, pipelined, because every backend was busy',
+    registers: [registry],
+  });
   return {
     clientConnections,
+    pipelined: () => pipelined.inc(),
     twoPhase: (outcome) => twoPhase.inc({ outcome }),
     rowsMerged: (rows) => merged.observe(rows),
     // Children bound once per label value: a labelled inc() hashes its label object every time,

@@ -4,11 +4,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
-import { Writer, writeCancelRequest } from '@tessera/pg-wire';
 import { CancelRegistry } from './cancel.js';
+import { keyOf, sendCancel } from './testing/cancel.js';
 import { startTestCluster, type TestCluster } from './testing/cluster.js';
 
 let c: TestCluster;
@@ -109,20 +109,6 @@ function client(): pg.Client {
   return new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
 }
 
-function keyOf(cl: pg.Client): { pid: number; secret: number } {
-  const k = cl as unknown as { processID: number; secretKey: number };
-  return { pid: k.processID, secret: k.secretKey };
-}
-
-function sendCancel(pid: number, secret: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.on('error', reject);
-    s.on('connect', () => s.end(writeCancelRequest(new Writer(), pid, secret).flush()));
-    s.on('close', () => resolve());
-  });
-}
-
 async function metricsOf(p: number): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${p}/metrics`);
   assert.equal(res.status, 200);
@@ -195,7 +181,7 @@ describe('--workers 2', () => {
       const sentAt = Date.now();
       for (const cl of clients) {
         const { pid, secret } = keyOf(cl);
-        await sendCancel(pid, secret);
+        await sendCancel(port, pid, secret);
       }
       for (const r of running) assert.equal((await r)?.code, '57014');
       assert.ok(Date.now() - sentAt < 5_000, `cancelled within ${Date.now() - sentAt} ms`);

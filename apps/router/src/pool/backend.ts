@@ -15,6 +15,7 @@ import {
   writePasswordMessage,
   writeSASLInitialResponse,
   writeSASLResponse,
+  writeCancelRequest,
   writeStartupMessage,
   type Frame,
   type NoticeFields,
@@ -40,6 +41,8 @@ export interface BackendTarget {
 
 /** What a session registers to receive a backend's frames while it uses it. */
 export interface BackendSink {
+  /** Whose statement this is (a cancel for a pipelined statement waits until it is at the head). */
+  readonly owner?: object;
   /** New bytes arrived (`chunk`); pull complete frames with backend.nextFrame(). */
   onReadable(backend: Backend, chunk: Buffer): void;
   /** The connection closed or failed; the backend is dead. */
@@ -77,8 +80,18 @@ export class Backend {
   status: TransactionStatus = 'I';
   dead = false;
   lastUsedMs = Date.now();
+  /** Pipelined statements of several sessions sent and not yet answered (pool.lend). */
+  inFlight = 0;
+  /** Reads the backend may still take in its current turn as a lane (Pool.makeLane). */
+  laneTurnsLeft = 0;
+  /** Names whose Parse is on its way: not usable by another pipelined statement until answered. */
+  readonly parsing = new Set<string>();
   private readonly reader = new FrameReader();
   private sink: BackendSink | undefined;
+  /** Sinks of pipelined statements behind the active one, in the order their messages went. */
+  private readonly queued: BackendSink[] = [];
+  /** Owners whose cancel waits until their statement is the one running. */
+  private cancelWanted: Set<object> | undefined;
   private lastChunk: Buffer | undefined;
 
   private constructor(
@@ -228,8 +241,15 @@ export class Backend {
         this.kill(e as Error);
         return;
       }
-      if (this.sink) this.sink.onReadable(this, chunk);
-      else this.drainIdle();
+      let sink = this.sink;
+      if (sink === undefined) return this.drainIdle();
+      // A pipelined statement that finished hands the rest of the chunk to the next one.
+      for (;;) {
+        sink.onReadable(this, chunk);
+        const next = this.sink;
+        if (next === undefined || next === sink) return;
+        sink = next;
+      }
     });
     this.socket.on('error', (e) => this.kill(e));
     this.socket.on('close', () => this.kill(new Error('the connection closed')));
@@ -254,6 +274,7 @@ export class Backend {
     const sink = this.sink;
     this.sink = undefined;
     sink?.onClosed(this, e);
+    for (const q of this.queued.splice(0)) q.onClosed(this, e);
   }
 
   /** The next complete frame received, or undefined. Its body is valid until the next chunk. */
@@ -273,18 +294,78 @@ export class Backend {
   }
 
   attach(sink: BackendSink): void {
-    this.sink = sink;
     this.lastUsedMs = Date.now();
+    if (this.sink !== undefined && this.sink !== sink) {
+      // Pipelined behind statements already sent: its frames come after theirs.
+      this.queued.push(sink);
+      return;
+    }
+    this.sink = sink;
     // Frames may have arrived while idle and been drained; nothing is pending then.
   }
 
-  detach(): void {
-    this.sink = undefined;
+  /** Ends `sink`'s turn (the next pipelined one takes over), or every turn when none is named. */
+  detach(sink?: BackendSink): void {
+    if (sink !== undefined && sink !== this.sink) {
+      const i = this.queued.indexOf(sink);
+      if (i >= 0) this.queued.splice(i, 1);
+      return;
+    }
+    const next = sink === undefined ? undefined : this.queued.shift();
+    if (sink === undefined) this.queued.length = 0;
+    this.sink = next;
+    const owner = next?.owner;
+    if (owner !== undefined && this.cancelWanted?.delete(owner)) void this.sendCancel();
+  }
+
+  /**
+   * Asks the node to cancel what runs here for `owner`: now, or, while another session's pipelined
+   * statement runs (it would be the one cancelled), when `owner`'s turn comes.
+   */
+  cancelFor(owner: object): void {
+    const active = this.sink?.owner;
+    if (active === undefined || active === owner) return void this.sendCancel();
+    if (this.queued.some((q) => q.owner === owner)) (this.cancelWanted ??= new Set()).add(owner);
+  }
+
+  /**
+   * A CancelRequest with this connection's key, on a connection of its own as Postgres wants;
+   * resolves when the node closed that connection (or after 5 s).
+   */
+  sendCancel(): Promise<void> {
+    return new Promise((resolve) => {
+      const socket = connect({ host: this.target.host, port: this.target.port });
+      const done = (): void => {
+        socket.destroy();
+        resolve();
+      };
+      socket.on('error', done);
+      socket.on('close', done);
+      socket.setTimeout(5000, done);
+      socket.on('connect', () =>
+        socket.end(writeCancelRequest(new Writer(16), this.pid, this.secret).flush()),
+      );
+    });
   }
 
   /** Writes; false when the socket's buffer is over its mark (await drained()). */
   write(data: Buffer | readonly Buffer[]): boolean {
     if (this.dead) return true;
+    if (this.inFlight > 1 || this.outbox !== undefined) {
+      // Pipelined behind other clients' statements: what the clients whose messages arrived in
+      // this turn of the event loop send leaves in one write, read by the node in one go.
+      if (this.outbox === undefined) {
+        this.outbox = [];
+        setImmediate(this.flushOutbox);
+      }
+      if (Array.isArray(data)) for (const b of data as readonly Buffer[]) this.outbox.push(b);
+      else this.outbox.push(data as Buffer);
+      return true;
+    }
+    return this.writeNow(data);
+  }
+
+  private writeNow(data: Buffer | readonly Buffer[]): boolean {
     if (Array.isArray(data)) {
       const pieces = data as readonly Buffer[];
       if (pieces.length === 1) return this.socket.write(pieces[0]!);
@@ -301,6 +382,13 @@ export class Backend {
     }
     return this.socket.write(data as Buffer);
   }
+
+  private outbox: Buffer[] | undefined;
+  private readonly flushOutbox = (): void => {
+    const pieces = this.outbox;
+    this.outbox = undefined;
+    if (pieces !== undefined && !this.dead) this.writeNow(pieces);
+  };
 
   drained(): Promise<void> {
     if (this.dead || !this.socket.writableNeedDrain) return Promise.resolve();

@@ -12,11 +12,16 @@ interface Waiter {
   passThrough: ScramPassThrough | undefined;
 }
 
+/** A lane's reads per turn, as a multiple of the pipeline depth (Pool.makeLane). */
+const LANE_TURNS_PER_DEPTH = 4;
+
 /** Statements prepared on one backend before it is replaced rather than grown further. */
 const MAX_PREPARED_PER_BACKEND = 2000;
 
 export class Pool {
   private readonly idle: Backend[] = [];
+  /** Backends lent to pipelined reads of several sessions at once (lend). */
+  private readonly lanes: Backend[] = [];
   private readonly waiters: Waiter[] = [];
   /** Connections open or being opened. */
   private total = 0;
@@ -74,6 +79,50 @@ export class Pool {
       return b;
     }
     return undefined;
+  }
+
+  /**
+   * A backend for one pipelined read of statement `name` under settings `key`, without waiting:
+   * an idle one (which becomes a lane), else the lane with the fewest reads in flight that has
+   * room (< `depth`), turns left, the same settings and `name` prepared. Undefined when none
+   * qualifies: acquire() one and makeLane() it. Given back with giveBack().
+   */
+  lend(depth: number, name: string, key: string): Backend | undefined {
+    const idle = this.tryAcquire();
+    if (idle !== undefined) {
+      this.makeLane(idle, depth);
+      return idle;
+    }
+    let best: Backend | undefined;
+    for (const l of this.lanes) {
+      if (l.dead || l.inFlight >= depth || l.laneTurnsLeft <= 0) continue;
+      if (best !== undefined && l.inFlight >= best.inFlight) continue;
+      if (l.settingsKey === key && l.prepared.has(name) && !l.parsing.has(name)) best = l;
+    }
+    if (best !== undefined) {
+      best.inFlight++;
+      best.laneTurnsLeft--;
+    }
+    return best;
+  }
+
+  /**
+   * Opens `b` (just acquired) to pipelined reads. A lane takes a bounded number of reads
+   * (LANE_TURNS_PER_DEPTH x depth) and then drains back to the pool, so that clients waiting for a
+   * backend of their own (a write, a transaction) are served in turn.
+   */
+  makeLane(b: Backend, depth: number): void {
+    b.inFlight = 1;
+    b.laneTurnsLeft = LANE_TURNS_PER_DEPTH * depth - 1;
+    this.lanes.push(b);
+  }
+
+  /** A lent backend's read is answered; the last one out gives the backend back to the pool. */
+  giveBack(b: Backend): void {
+    if (--b.inFlight > 0) return;
+    const i = this.lanes.indexOf(b);
+    if (i >= 0) this.lanes.splice(i, 1);
+    this.release(b);
   }
 
   private open(passThrough: ScramPassThrough | undefined): Promise<Backend> {

@@ -51,6 +51,13 @@ export interface ExchangeHooks {
   onCopyIn(): void;
   /** SQLSTATE of every error forwarded (metrics). */
   onError(sqlstate: string): void;
+  /** The session the statement is for (a cancel waits for its turn on a shared backend). */
+  readonly owner?: object;
+  /**
+   * Set when other sessions' statements are pipelined on the same backend: the client falling
+   * behind then calls this instead of pausing the backend, which would stall them too.
+   */
+  readonly onLag?: () => void;
 }
 
 /**
@@ -60,7 +67,7 @@ export interface ExchangeHooks {
 export function exchange(
   backend: Backend,
   messages: readonly Buffer[],
-  expect: Expectation[],
+  expect: readonly Expectation[],
   out: OutSink,
   hooks: ExchangeHooks,
   collectTags = false,
@@ -82,7 +89,7 @@ export function exchange(
     const finish = (): void => {
       if (finished) return;
       finished = true;
-      backend.detach();
+      backend.detach(sink);
       resolve(result);
     };
     const emitRun = (): void => {
@@ -123,12 +130,14 @@ export function exchange(
     const flushOut = (): void => {
       emitRun();
       if (!out.flush()) {
+        if (hooks.onLag !== undefined) return hooks.onLag();
         backend.pause();
         void out.drained().then(() => backend.resume());
       }
     };
 
     const sink: BackendSink = {
+      owner: hooks.owner,
       onReadable(): void {
         try {
           for (let f = backend.nextFrame(); f; f = backend.nextFrame()) {

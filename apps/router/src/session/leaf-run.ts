@@ -3,16 +3,13 @@
 // ErrorResponse is thrown as the node's own error). Streams with backpressure: while the executor
 // does not pull, the backend socket is paused. When abandoned early, the query is cancelled and the
 // backend drained to ReadyForQuery so it goes back to its pool clean.
-import { connect } from 'node:net';
 import {
   BackendCode,
-  Writer,
   decodeCommandComplete,
   decodeDataRow,
   decodeErrorResponse,
   decodeReadyForQuery,
   decodeRowDescription,
-  writeCancelRequest,
 } from '@tessera/pg-wire';
 import type { LeafMessage } from '@tessera/merge';
 import { RouterError, SQLSTATE } from '../errors.js';
@@ -188,7 +185,7 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
       this.backend.resume();
     }
     if (this.ready) return;
-    if (!this.answered) this.cancelled = sendCancel(this.backend);
+    if (!this.answered) this.cancelled = this.backend.sendCancel();
     const timer = setTimeout(() => {
       if (!this.ready) this.backend.destroy('a cancelled read across nodes did not end in time');
     }, DRAIN_TIMEOUT_MS);
@@ -220,21 +217,4 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
       },
     };
   }
-}
-
-/** CancelRequest with the backend's own key; resolves when the node closed the cancel connection. */
-function sendCancel(b: Backend): Promise<void> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: b.target.host, port: b.target.port });
-    const done = (): void => {
-      socket.destroy();
-      resolve();
-    };
-    socket.on('error', done);
-    socket.on('close', done);
-    socket.setTimeout(5000, done);
-    socket.on('connect', () =>
-      socket.end(writeCancelRequest(new Writer(16), b.pid, b.secret).flush()),
-    );
-  });
 }

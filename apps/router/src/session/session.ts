@@ -29,6 +29,7 @@ import type { StatementRecord } from './statements.js';
 import { runStartup } from './startup.js';
 import { handleQuery } from './simple-query.js';
 import { handleBatch } from './extended.js';
+import { runPipelined } from './pipelined.js';
 import { OpenTxn } from './txn.js';
 
 /** One client message, whole (`raw`) with its body as a view of it; memory owned by the message. */
@@ -49,6 +50,8 @@ const MAX_PRE_LOGIN_FRAME = 64 * 1024;
 /** Unread bytes held before login (a startup packet and one message): beyond, stop reading. */
 const PRE_LOGIN_BUFFER_BYTES = 10_000 + MAX_PRE_LOGIN_FRAME + 5;
 const MAX_FRAME = 1 << 30;
+/** Unread bytes a client may leave on a pipelined read before it is cut off (Session.lagging). */
+const SHARED_LAG_LIMIT_BYTES = 16 * 1024 * 1024;
 /** How long a closing connection may take to deliver its last frames before it is cut. */
 const CLOSE_GRACE_MS = 2000;
 
@@ -285,7 +288,7 @@ export class Session implements Cancellable {
           this.out.flush();
           return;
         }
-        return handleBatch(this, batch);
+        return runPipelined(this, batch) ?? handleBatch(this, batch);
       }
       case 0x64: // CopyData, CopyDone, CopyFail outside COPY: dropped, as Postgres does.
       case 0x63:
@@ -423,17 +426,22 @@ export class Session implements Cancellable {
     messages: Buffer[],
     expect: Expectation[],
   ): void {
+    this.replaySettings(backend, messages, expect);
+    if (begin) this.takePrelude(node, messages, expect);
+  }
+
+  /** The session's settings on `backend`, if it has others, ahead of the client's messages. */
+  replaySettings(backend: Backend, messages: Buffer[], expect: Expectation[]): void {
     const replay = this.settings.replayFor(backend.settingsKey);
     if (replay !== undefined) {
       messages.push(writeQuery(new Writer(replay.length + 16), replay).flush());
       expect.push({ t: 'quiet' });
       backend.settingsKey = this.settings.key();
     }
-    if (begin) this.takePrelude(node, messages, expect);
   }
 
   /** The pool for `node`, remembered per catalog snapshot (its key is built once, not per statement). */
-  private poolFor(catalog: RoutingCatalog, node: string): Pool {
+  poolFor(catalog: RoutingCatalog, node: string): Pool {
     if (this.poolsCatalog !== catalog) {
       this.poolsCatalog = catalog;
       this.poolsByNode.clear();
@@ -509,6 +517,7 @@ export class Session implements Cancellable {
             else copying = this.pumpCopyIn(backend);
           },
           onError: (code) => this.services.metrics.error(code),
+          owner: this,
         },
         collectTags,
       );
@@ -520,6 +529,51 @@ export class Session implements Cancellable {
     } finally {
       this.running.delete(backend);
     }
+  }
+
+  /**
+   * Runs a statement on a backend lent by `pool` that other sessions' statements are pipelined on
+   * (pipelined.ts), forwarding its answer, and gives the backend back.
+   */
+  async runShared(
+    backend: Backend,
+    pool: Pool,
+    messages: Buffer[],
+    expect: readonly Expectation[],
+    parsing?: string,
+  ): Promise<void> {
+    this.running.add(backend);
+    try {
+      await exchange(backend, messages, expect, this.out, {
+        // A read cannot start a COPY; if the node says otherwise the connection is not trusted.
+        onCopyIn: () => backend.destroy('unexpected COPY on a pipelined read'),
+        onError: (code) => this.services.metrics.error(code),
+        owner: this,
+        onLag: () => this.lagging(),
+      });
+    } catch (e) {
+      this.sendError(e);
+      this.out.push(this.readyFrame());
+    } finally {
+      this.running.delete(backend);
+      if (parsing !== undefined) backend.parsing.delete(parsing);
+      pool.giveBack(backend);
+    }
+    this.out.flush();
+  }
+
+  /**
+   * The client stopped reading while its rows come from a backend other clients share: the rows
+   * are kept for it up to a limit (pausing the backend would stall them), then it is cut off.
+   */
+  private lagging(): void {
+    if (this.socket.writableLength <= SHARED_LAG_LIMIT_BYTES) return;
+    this.services.log.warn(
+      { client: this.pid, buffered: this.socket.writableLength },
+      'client cut off: it stopped reading rows of a read pipelined with other clients',
+    );
+    this.socket.destroy();
+    this.close();
   }
 
   /** Forwards the client's CopyData/CopyDone/CopyFail to a backend in COPY IN, as they come. */

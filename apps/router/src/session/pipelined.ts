@@ -1,0 +1,203 @@
+// Reads of several clients pipelined on one backend. An autocommit read takes an idle backend as
+// usual, but when every backend of the node's pool is busy it joins the pipeline of a backend
+// already running such reads (a lane, with the statement prepared and the same settings) instead
+// of waiting for one of its own: its Bind/Execute/Sync follow the other clients' on the
+// connection, each ending with its own Sync, and the node answers in the same order, so each
+// answer goes to its own client (the backend's sink queue). Fewer backends serve more clients, and
+// the node reads several statements per wake-up. When no lane has room the read waits for a
+// backend in turn and opens a new lane on it; lanes take a bounded number of reads per turn, so
+// clients waiting for a backend of their own are served too (pool.ts).
+//
+// Only statements that cannot wait on another session are pipelined (one stuck behind a lock would
+// hold up the statements queued after it): plain SELECTs with no locking clause, no data-modifying
+// CTE, and no function outside a list known to have no side effects. Everything else (writes,
+// transactions, statements not yet prepared on the backend) takes a backend of its own as before.
+import { bindParam, bindStatementName } from '@tessera/pg-wire';
+import type { Analysis } from '@tessera/sql';
+import { route } from '../routing/route.js';
+import { routeLabel } from '../routing/route-types.js';
+import type { Expectation } from './exchange.js';
+import type { InMsg, Session } from './session.js';
+import { rewriteBindStatement, type StatementRecord } from './statements.js';
+import type { Backend } from '../pool/backend.js';
+import type { Pool } from '../pool/pool.js';
+
+// One object per kind, shared by every batch.
+const EXPECT_BIND: Expectation = { t: 'one', forward: true };
+const EXPECT_DESCRIBE: Expectation = { t: 'describe_p' };
+const EXPECT_EXECUTE: Expectation = { t: 'execute' };
+const EXPECT_SYNC: Expectation = { t: 'sync' };
+
+/** Functions a pipelined read may call: they neither wait on other sessions nor change state. */
+const QUIET_FUNCTIONS = new Set([
+  'count',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'bool_and',
+  'bool_or',
+  'every',
+  'array_agg',
+  'string_agg',
+  'json_agg',
+  'jsonb_agg',
+  'lower',
+  'upper',
+  'length',
+  'char_length',
+  'octet_length',
+  'abs',
+  'round',
+  'floor',
+  'ceil',
+  'trunc',
+  'mod',
+  'greatest',
+  'least',
+  'substr',
+  'substring',
+  'trim',
+  'btrim',
+  'ltrim',
+  'rtrim',
+  'concat',
+  'concat_ws',
+  'replace',
+  'position',
+  'strpos',
+  'left',
+  'right',
+  'lpad',
+  'rpad',
+  'now',
+  'date_trunc',
+  'date_part',
+  'extract',
+  'to_char',
+  'to_date',
+  'to_timestamp',
+  'age',
+  'array_length',
+  'cardinality',
+  'unnest',
+  'generate_series',
+  'json_build_object',
+  'jsonb_build_object',
+  'to_json',
+  'to_jsonb',
+  'row_to_json',
+]);
+
+/** Whether `a` is a read that may share a backend with other sessions' reads. */
+export function pipelinableRead(a: Analysis): boolean {
+  if (a.kind !== 'select' || a.shape.hasLocking || a.hasDataModifyingCtes) return false;
+  if (a.hasVolatileFunctions) return false;
+  for (const f of a.functions) {
+    const bare = f.startsWith('pg_catalog.') ? f.slice('pg_catalog.'.length) : f;
+    if (!QUIET_FUNCTIONS.has(bare.toLowerCase())) return false;
+  }
+  return true;
+}
+
+/**
+ * Runs `batch` pipelined on a shared backend when it qualifies (see above); undefined when it
+ * does not, and the caller handles it as usual.
+ */
+export function runPipelined(s: Session, batch: readonly InMsg[]): Promise<void> | undefined {
+  const config = s.services.config;
+  if (config.pipelineDepth <= 1 || config.poolMode !== 'transaction') return undefined;
+  if (
+    s.txn !== undefined ||
+    s.localStatus !== 'I' ||
+    s.prelude.length > 0 ||
+    s.cycleOpen ||
+    s.held.size > 0
+  )
+    return undefined;
+  // The shape drivers send for a prepared statement: Bind, [Describe portal,] Execute, Sync.
+  const n = batch.length;
+  if (n < 3 || n > 4) return undefined;
+  const bind = batch[0]!;
+  if (bind.code !== 0x42 || batch[n - 2]!.code !== 0x45 || batch[n - 1]!.code !== 0x53)
+    return undefined;
+  if (n === 4 && (batch[1]!.code !== 0x44 || batch[1]!.body[0] !== 0x50)) return undefined;
+  const rec = s.statements.get(bindStatementName(bind.body));
+  const a = rec?.analysis;
+  if (rec === undefined || a === undefined || !pipelinableRead(a)) return undefined;
+  const catalog = s.services.catalog();
+  if (catalog === undefined) return undefined;
+  let r;
+  try {
+    r = route(a, catalog, (k) => bindParam(bind.body, k));
+  } catch {
+    return undefined; // the usual path reports it
+  }
+  if (r.kind !== 'node') return undefined;
+  const pool = s.poolFor(catalog, r.node);
+  const key = s.settings.key();
+  const name = rec.serverName(key);
+  if (name === '') return undefined;
+  s.services.metrics.statements(routeLabel(r));
+  const lent = pool.lend(config.pipelineDepth, name, key);
+  if (lent !== undefined) return send(s, pool, lent, rec, name, batch);
+  return acquireLane(s, pool, rec, name, batch);
+}
+
+/** No lane has room: a backend from the pool (waiting in turn if need be) opens a new one. */
+async function acquireLane(
+  s: Session,
+  pool: Pool,
+  rec: StatementRecord,
+  name: string,
+  batch: readonly InMsg[],
+): Promise<void> {
+  let backend: Backend;
+  try {
+    backend = await pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough);
+  } catch (e) {
+    s.sendError(e);
+    s.out.push(s.readyFrame());
+    s.out.flush();
+    return;
+  }
+  pool.makeLane(backend, s.services.config.pipelineDepth);
+  return send(s, pool, backend, rec, name, batch);
+}
+
+/** Sends the batch on `backend` behind whatever is pipelined there, preparing it if need be. */
+function send(
+  s: Session,
+  pool: Pool,
+  backend: Backend,
+  rec: StatementRecord,
+  name: string,
+  batch: readonly InMsg[],
+): Promise<void> {
+  if (backend.inFlight > 1) s.services.metrics.pipelined();
+  const messages: Buffer[] = [];
+  const expect: Expectation[] = [];
+  s.replaySettings(backend, messages, expect);
+  let parsing: string | undefined;
+  if (!backend.prepared.has(name)) {
+    // Nobody else uses the name on this backend until its Parse is answered (Pool.lend).
+    messages.push(rec.parseFrame(name));
+    expect.push({ t: 'one', forward: false, unprepare: name });
+    backend.prepared.add(name);
+    backend.parsing.add(name);
+    parsing = name;
+  }
+  messages.push(rewriteBindStatement(batch[0]!.body, name));
+  expect.push(EXPECT_BIND);
+  for (let k = 1; k < batch.length; k++) {
+    messages.push(batch[k]!.raw);
+    expect.push(
+      batch[k]!.code === 0x44
+        ? EXPECT_DESCRIBE
+        : batch[k]!.code === 0x45
+          ? EXPECT_EXECUTE
+          : EXPECT_SYNC,
+    );
+  }
+  return s.runShared(backend, pool, messages, expect, parsing);
+}
