@@ -37,7 +37,7 @@ async function main(argv: string[]): Promise<number> {
   }
   let opts;
   try {
-    opts = parseOptions(rest, cpus().length);
+    opts = parseOptions(rest, cpus().length, suite.defaults);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`bench: ${e.message}\n`);

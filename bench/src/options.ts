@@ -24,18 +24,31 @@ export interface BenchOptions {
   outDir: string;
   installPgbouncer: boolean;
   routerPoolMode: 'transaction' | 'session';
+  /** Router --pool-size; the suite's own (its largest client count) when absent. */
+  routerPoolSize?: number | undefined;
+  /** Router --workers: processes sharing its port (default 1). */
+  routerWorkers: number;
+  /** Router --pipeline-depth; the router's own default when absent. */
+  routerPipelineDepth?: number | undefined;
   /** How long a router may take to answer its first query before it counts as unable to start. */
   routerStartTimeoutMs: number;
 }
+
+/**
+ * A suite's own defaults for the shared options, used when the flag is not given (--quick still
+ * wins): a suite whose point is a long run (steady) would measure nothing in 10 s.
+ */
+export type OptionDefaults = Partial<Pick<BenchOptions, 'rounds' | 'durationS' | 'warmupS'>>;
 
 export class UsageError extends Error {
   readonly code = 'BENCH_USAGE';
 }
 
 export const OPTIONS_HELP = `Options:
-  --rounds N            interleaved rounds, each running every target once (default 3)
-  --duration S          seconds per pgbench run (default 10)
-  --warmup S            seconds of warm-up per target before round 1 (default 5)
+  --rounds N            interleaved rounds, each running every target once (default 3;
+                        steady: 1)
+  --duration S          seconds per pgbench run (default 10; steady: 600)
+  --warmup S            seconds of warm-up per target before round 1 (default 5; steady: 60)
   --clients LIST        client counts, replacing every workload's own (e.g. 16,64)
   --targets LIST        only these targets (direct,router,pgbouncer,passthrough; scatter:
                         router,single; 2pc: transfer-cross,transfer-local,direct-local)
@@ -47,6 +60,11 @@ export const OPTIONS_HELP = `Options:
   --accounts N          2pc: accounts (default 10000)
   --threads N           pgbench -j (default: cores)
   --router-pool-mode M  transaction (default) or session
+  --router-pool-size N  the router's backend connections per node (default: the suite's
+                        largest client count, like PgBouncer's pool)
+  --router-workers N    router processes sharing one port (its --workers; default 1)
+  --router-pipeline-depth N
+                        the router's --pipeline-depth (default: the router's own)
   --no-install          never apt-get install pgbouncer; skip it when missing
   --out DIR             where results go (default bench/results)
   --quick               smoke settings: 1 round, 2 s runs, 2 clients, scale 1, no warm-up,
@@ -70,12 +88,16 @@ function one(flag: string, text: string | undefined): number {
   return n!;
 }
 
-export function parseOptions(argv: readonly string[], cores: number): BenchOptions {
+export function parseOptions(
+  argv: readonly string[],
+  cores: number,
+  defaults: OptionDefaults = {},
+): BenchOptions {
   const quick = argv.includes('--quick');
   const o: BenchOptions = {
-    rounds: quick ? 1 : 3,
-    durationS: quick ? 2 : 10,
-    warmupS: quick ? 0 : 5,
+    rounds: quick ? 1 : (defaults.rounds ?? 3),
+    durationS: quick ? 2 : (defaults.durationS ?? 10),
+    warmupS: quick ? 0 : (defaults.warmupS ?? 5),
     clients: quick ? [2] : undefined,
     targets: undefined,
     quick,
@@ -89,6 +111,7 @@ export function parseOptions(argv: readonly string[], cores: number): BenchOptio
     outDir: join(REPO_ROOT, 'bench', 'results'),
     installPgbouncer: !quick,
     routerPoolMode: 'transaction',
+    routerWorkers: 1,
     routerStartTimeoutMs: quick ? 20_000 : 60_000,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -160,6 +183,15 @@ export function parseOptions(argv: readonly string[], cores: number): BenchOptio
         o.routerPoolMode = t;
         break;
       }
+      case '--router-pool-size':
+        o.routerPoolSize = one(a, v());
+        break;
+      case '--router-workers':
+        o.routerWorkers = one(a, v());
+        break;
+      case '--router-pipeline-depth':
+        o.routerPipelineDepth = one(a, v());
+        break;
       default:
         throw new UsageError(`unknown option "${a}"; run with --help to see the options`);
     }

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { SuiteResult } from './report/model.js';
 
 const BENCH = fileURLToPath(new URL('../bin/bench.mjs', import.meta.url));
-const SUITES = ['overhead', 'scaleout', 'idle', 'scatter', '2pc'] as const;
+const SUITES = ['overhead', 'scaleout', 'idle', 'scatter', '2pc', 'steady'] as const;
 const out = mkdtempSync(join(tmpdir(), 'tessera-bench-smoke-'));
 const runs = new Map<string, { code: number; output: string }>();
 
@@ -108,5 +108,26 @@ describe('bench --quick', () => {
     assert.ok(single?.ok, run.output);
     for (const t of r.targets) assert.ok(t.detail !== undefined || t.skipped !== undefined);
     assertFilesWritten('2pc');
+  });
+
+  test('steady: the pass-through proxy carries the load with its RSS sampled, the router ran or says why, files written', () => {
+    const run = runs.get('steady')!;
+    assert.equal(run.code, 0, run.output);
+    const r = result('steady');
+    const pass = r.summary.find((s) => s.target === 'passthrough');
+    assert.ok(pass && (pass.values['tps'] ?? 0) > 0, run.output);
+    assert.ok(
+      (pass.values['rssWarmMB'] ?? 0) > 0 && (pass.values['rssEndMB'] ?? 0) > 0,
+      run.output,
+    );
+    assert.equal(typeof pass.values['rssGrowthPct'], 'number');
+    const line = r.timeline?.series.find((s) => s.name === 'passthrough');
+    assert.ok(line && line.points.length > 2, run.output);
+    const router = r.targets.find((t) => t.name === 'router');
+    assert.ok(router && (router.detail !== undefined || router.skipped !== undefined), run.output);
+    // A router that ran is judged against the target.
+    if (router.skipped === undefined) assert.equal(r.checks?.length, 1, run.output);
+    assertFilesWritten('steady');
+    assert.match(readFileSync(join(out, 'steady', `${r.date}-steady.svg`), 'utf8'), /<polyline /);
   });
 });

@@ -10,6 +10,8 @@ export interface Leg {
   port: number;
   script: string;
   clients: number;
+  /** This leg's statements per transaction, when the legs run different scripts. */
+  statementsPerTxn?: number | undefined;
 }
 
 export interface MeasureSpec {
@@ -21,6 +23,8 @@ export interface MeasureSpec {
   statementsPerTxn: number;
   /** pgbench -M (default prepared). */
   protocol?: PgbenchProtocol | undefined;
+  /** The fraction of transactions whose latency is logged (see PgbenchRun); default 1. */
+  samplingRate?: number | undefined;
 }
 
 export interface MeasureResult {
@@ -45,6 +49,7 @@ export async function measure(spec: MeasureSpec): Promise<MeasureResult> {
           durationS: spec.durationS,
           protocol: spec.protocol,
           keepLatencies: spec.legs.length > 1,
+          samplingRate: spec.samplingRate,
         }),
       ),
     );
@@ -71,7 +76,10 @@ export async function measure(spec: MeasureSpec): Promise<MeasureResult> {
     p50 = quantileSorted(all, 0.5) / 1000;
     p99 = quantileSorted(all, 0.99) / 1000;
   }
-  const statements = transactions * spec.statementsPerTxn;
+  const statements = results.reduce(
+    (s, r, i) => s + r.transactions * (spec.legs[i]!.statementsPerTxn ?? spec.statementsPerTxn),
+    0,
+  );
   return {
     values: {
       tps,

@@ -19,6 +19,11 @@ export interface PgbenchRun {
   protocol?: PgbenchProtocol | undefined;
   /** Return the sorted per-transaction latencies too (to merge several concurrent runs). */
   keepLatencies?: boolean;
+  /**
+   * The fraction of transactions logged (pgbench --sampling-rate; default 1, every one): a long
+   * run's log would otherwise grow by ~35 bytes a transaction, past what one string can hold.
+   */
+  samplingRate?: number | undefined;
 }
 
 export type PgbenchProtocol = 'simple' | 'extended' | 'prepared';
@@ -69,6 +74,9 @@ export async function runPgbench(run: PgbenchRun): Promise<PgbenchResult> {
         '-l',
         '--log-prefix',
         join(dir, 'txn'),
+        ...(run.samplingRate !== undefined && run.samplingRate < 1
+          ? ['--sampling-rate', String(run.samplingRate)]
+          : []),
         run.database ?? 'postgres',
       ],
       {

@@ -43,6 +43,25 @@ export interface CheckResult {
   detail: string;
 }
 
+/** A value over time during one run (e.g. a proxy's RSS), drawn as a line. */
+export interface TimeSeries {
+  /** The line's label: the target (and the round, when there are several). */
+  name: string;
+  /** [seconds since the run started, value], in time order. */
+  points: [number, number][];
+}
+
+/** What a suite charts over time instead of bars of one metric. */
+export interface Timeline {
+  /** The values' name and unit, e.g. "RSS MB". */
+  label: string;
+  /** Decimal places on the axis. */
+  digits: number;
+  series: TimeSeries[];
+  /** Horizontal reference lines, e.g. a target's limit. */
+  marks?: { label: string; value: number }[] | undefined;
+}
+
 export interface SuiteResult {
   suite: string;
   title: string;
@@ -58,6 +77,8 @@ export interface SuiteResult {
   metrics: Metric[];
   /** The metric the chart shows, one bar per (group, target). */
   chartMetric: string;
+  /** When present, the chart is this line chart over time instead (steady). */
+  timeline?: Timeline | undefined;
   measurements: Measurement[];
   summary: SummaryRow[];
   notes: string[];

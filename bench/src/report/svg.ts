@@ -1,8 +1,9 @@
 // A dependency-free horizontal bar chart of one metric (TPS by default): one block per workload,
-// one bar per target, each block scaled to its own largest value so every workload stays legible.
+// one bar per target, each block scaled to its own largest value so every workload stays legible;
+// and the page, palette and footer that the line chart (svg-timeline.ts) shares.
 import { formatValue, type SuiteResult } from './model.js';
 
-const PALETTE = [
+export const PALETTE = [
   '#4e79a7',
   '#f28e2b',
   '#59a14f',
@@ -12,14 +13,14 @@ const PALETTE = [
   '#edc948',
   '#9c755f',
 ];
-const WIDTH = 820;
+export const WIDTH = 820;
 const LABEL_W = 150;
 const VALUE_W = 110;
 const BAR_H = 18;
 const GAP = 4;
 const HEADER_H = 24;
 
-function esc(s: string): string {
+export function esc(s: string): string {
   return s
     .replaceAll('&', '&amp;')
     .replaceAll('<', '&lt;')
@@ -53,12 +54,25 @@ export function svgChart(r: SuiteResult): string {
     }
     y += 8;
   }
-  const height = y + 24;
-  const note = `${r.machine.cpuModel}, ${r.machine.cores} cores · ${r.startedAt.slice(0, 16).replace('T', ' ')} · medians of ${String(r.settings['rounds'])} rounds`;
+  return svgDocument(
+    `${r.title}: ${metric.label}`,
+    y + 24,
+    parts,
+    `${machineLine(r)} · medians of ${String(r.settings['rounds'])} rounds`,
+  );
+}
+
+/** The machine and the start of the run, for a chart's footer. */
+export function machineLine(r: SuiteResult): string {
+  return `${r.machine.cpuModel}, ${r.machine.cores} cores · ${r.startedAt.slice(0, 16).replace('T', ' ')}`;
+}
+
+/** A whole chart: white page, bold title, the drawing's elements, and a grey footer line. */
+export function svgDocument(title: string, height: number, parts: string[], note: string): string {
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
-    `<text x="10" y="22" font-size="15" font-weight="bold">${esc(r.title)}: ${esc(metric.label)}</text>`,
+    `<text x="10" y="22" font-size="15" font-weight="bold">${esc(title)}</text>`,
     ...parts,
     `<text x="10" y="${height - 8}" fill="#666" font-size="11">${esc(note)}</text>`,
     '</svg>',

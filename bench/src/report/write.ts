@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { markdownReport } from './markdown.js';
 import type { SuiteResult } from './model.js';
 import { svgChart } from './svg.js';
+import { svgTimeline } from './svg-timeline.js';
 
 export interface WrittenFiles {
   json: string;
@@ -21,7 +22,7 @@ export function writeResult(dir: string, r: SuiteResult): WrittenFiles {
   };
   const json = JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
   writeFileSync(files.json, `${json}\n`);
-  writeFileSync(files.svg, svgChart(r));
+  writeFileSync(files.svg, r.timeline ? svgTimeline(r, r.timeline) : svgChart(r));
   writeFileSync(files.md, markdownReport(r, `${base}.svg`));
   return files;
 }

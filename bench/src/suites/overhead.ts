@@ -3,19 +3,21 @@
 // through PgBouncer in session mode and through a bare Node pipe, in interleaved rounds; reported
 // as TPS, latency, ratios to direct and to PgBouncer from the same round, and the proxy's CPU per
 // statement.
-import { startPostgres } from '@tessera/testkit';
-import { postgresSettings } from '../harness/machine.js';
 import { roundOrder } from '../harness/stats.js';
 import { measure } from '../pgbench/measure.js';
-import { loadBranches } from '../pgbench/load.js';
 import { WORKLOADS, workloadScript, type WorkloadKind } from '../pgbench/scripts.js';
 import { capacityLines } from '../report/capacity.js';
 import { summarize, type Measurement, type Metric, type SuiteResult } from '../report/model.js';
 import { addRatios } from '../report/ratios.js';
-import { startOneNodeTargets } from './pgbench-targets.js';
+import { startPgbenchNode } from './pgbench-targets.js';
 import { runStamp, type Suite, type SuiteContext } from './suite.js';
 
 const DEFAULT_SCALE = 10;
+/**
+ * The router pools in transaction mode: a few backends, about the node's cores, serve every
+ * client, with reads pipelined when all are busy. PgBouncer in session mode needs one per client.
+ */
+const ROUTER_POOL_SIZE = 4;
 const TARGETS = ['direct', 'router', 'pgbouncer', 'passthrough'] as const;
 
 /** The issue's workloads: -S at 16 and 64 clients, writes and TPC-B-within-branch at 16. */
@@ -57,100 +59,88 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
   const scale = opts.scale ?? DEFAULT_SCALE;
   const workloads = overheadWorkloads(opts.clients);
   const maxClients = Math.max(...workloads.map((w) => w.clients));
-  // Enough for pgbench direct plus the pools the router and pgbouncer keep open meanwhile.
-  const maxConnections = Math.max(300, 4 * maxClients + 50);
-  ctx.log(
-    `starting Postgres (max_connections=${maxConnections}) and loading pgbench scale ${scale}`,
-  );
-  const pg = await startPostgres({
+  const node = await startPgbenchNode({
     name: 'bench-overhead',
-    settings: { max_connections: String(maxConnections) },
+    scale,
+    opts,
+    names: TARGETS,
+    maxClients,
+    poolSize: maxClients,
+    routerPoolSize: ROUTER_POOL_SIZE,
+    log: ctx.log,
   });
   try {
-    const bids = Array.from({ length: scale }, (_, i) => i + 1);
-    await loadBranches(pg, bids);
-    const pgSettings = await postgresSettings(pg);
-    ctx.log('starting targets');
-    const t = await startOneNodeTargets({
-      opts,
-      pg,
-      names: TARGETS,
-      maxClients,
-      poolSize: maxClients,
-      log: ctx.log,
+    const { pgSettings, targets: t } = node;
+    const script = (kind: WorkloadKind) => workloadScript(kind, { from: 1, to: scale });
+    const spec = (target: (typeof t.running)[number], w: Workload, durationS: number) => ({
+      legs: [{ host: target.host, port: target.port, script: script(w.kind), clients: w.clients }],
+      pids: target.pid === undefined ? [] : [target.pid],
+      durationS,
+      threads: opts.threads,
+      statementsPerTxn: WORKLOADS[w.kind].statementsPerTxn,
     });
-    try {
-      const script = (kind: WorkloadKind) => workloadScript(kind, { from: 1, to: scale });
-      const spec = (target: (typeof t.running)[number], w: Workload, durationS: number) => ({
-        legs: [
-          { host: target.host, port: target.port, script: script(w.kind), clients: w.clients },
-        ],
-        pids: target.pid === undefined ? [] : [target.pid],
-        durationS,
-        threads: opts.threads,
-        statementsPerTxn: WORKLOADS[w.kind].statementsPerTxn,
-      });
-      if (opts.warmupS > 0) {
-        ctx.log(`warm-up: ${opts.warmupS} s per target`);
-        const w = workloads.at(-1)!; // the heaviest script touches every table
-        for (const target of t.running) await measure(spec(target, w, opts.warmupS));
-      }
-      const measurements: Measurement[] = [];
-      for (let round = 1; round <= opts.rounds; round++) {
-        const order = roundOrder(t.running, round - 1);
-        ctx.log(`round ${round}/${opts.rounds}: ${order.map((x) => x.name).join(', ')}`);
-        for (const w of workloads) {
-          for (const target of order) {
-            const r = await measure(spec(target, w, opts.durationS));
-            measurements.push({
-              round,
-              group: w.group,
-              target: target.name,
-              values: r.values,
-              error: r.error,
-            });
-            ctx.log(progressLine(w.group, target.name, r.values, r.error));
-          }
+    if (opts.warmupS > 0) {
+      ctx.log(`warm-up: ${opts.warmupS} s per target`);
+      const w = workloads.at(-1)!; // the heaviest script touches every table
+      for (const target of t.running) await measure(spec(target, w, opts.warmupS));
+    }
+    const measurements: Measurement[] = [];
+    for (let round = 1; round <= opts.rounds; round++) {
+      const order = roundOrder(t.running, round - 1);
+      ctx.log(`round ${round}/${opts.rounds}: ${order.map((x) => x.name).join(', ')}`);
+      for (const w of workloads) {
+        for (const target of order) {
+          const r = await measure(spec(target, w, opts.durationS));
+          measurements.push({
+            round,
+            group: w.group,
+            target: target.name,
+            values: r.values,
+            error: r.error,
+          });
+          ctx.log(progressLine(w.group, target.name, r.values, r.error));
         }
       }
-      addRatios(measurements, 'direct', 'vsDirect');
-      addRatios(measurements, 'pgbouncer', 'vsPgbouncer');
-      const summary = summarize(measurements, METRICS);
-      return {
-        suite: 'overhead',
-        title: 'Tessera overhead: one node, pgbench',
-        ...runStamp(ctx, startedAt, t.pgbouncerBin),
-        settings: {
-          rounds: opts.rounds,
-          durationS: opts.durationS,
-          warmupS: opts.warmupS,
-          scale,
-          pgbenchThreads: opts.threads,
-          routerPoolMode: opts.routerPoolMode,
-          proxyPoolSize: maxClients,
-          postgres: pgSettings,
-        },
-        targets: t.infos,
-        groups: workloads.map((w) => ({
-          name: w.group,
-          description: `${WORKLOADS[w.kind].description}; ${WORKLOADS[w.kind].statementsPerTxn} statement(s) per transaction`,
-        })),
-        metrics: METRICS,
-        chartMetric: 'tps',
-        measurements,
-        summary,
-        notes: [
-          'Ratios are taken within each round (same workload, same round), then the median over rounds.',
-          'Proxy CPU is utime+stime of the proxy process (and its children) from /proc/<pid>/stat across the run, divided by transactions x statements per transaction.',
-          'pgbench runs on the same machine and competes for its cores; every target pays that alike.',
-        ],
-        capacity: capacityLines(summary),
-      };
-    } finally {
-      await t.stopAll();
     }
+    addRatios(measurements, 'direct', 'vsDirect');
+    addRatios(measurements, 'pgbouncer', 'vsPgbouncer');
+    const summary = summarize(measurements, METRICS);
+    return {
+      suite: 'overhead',
+      title: 'Tessera overhead: one node, pgbench',
+      ...runStamp(ctx, startedAt, t.pgbouncerBin),
+      settings: {
+        rounds: opts.rounds,
+        durationS: opts.durationS,
+        warmupS: opts.warmupS,
+        scale,
+        pgbenchThreads: opts.threads,
+        routerPoolMode: opts.routerPoolMode,
+        proxyPoolSize: maxClients,
+        routerPoolSize: opts.routerPoolSize ?? ROUTER_POOL_SIZE,
+        ...(opts.routerPipelineDepth !== undefined
+          ? { routerPipelineDepth: opts.routerPipelineDepth }
+          : {}),
+        postgres: pgSettings,
+      },
+      targets: t.infos,
+      groups: workloads.map((w) => ({
+        name: w.group,
+        description: `${WORKLOADS[w.kind].description}; ${WORKLOADS[w.kind].statementsPerTxn} statement(s) per transaction`,
+      })),
+      metrics: METRICS,
+      chartMetric: 'tps',
+      measurements,
+      summary,
+      notes: [
+        'Ratios are taken within each round (same workload, same round), then the median over rounds.',
+        'Proxy CPU is utime+stime of the proxy process (and its children) from /proc/<pid>/stat across the run, divided by transactions x statements per transaction.',
+        'pgbench runs on the same machine and competes for its cores; every target pays that alike.',
+      ],
+      capacity: capacityLines(summary),
+    };
   } finally {
-    await pg.dispose();
+    await node.stop();
   }
 }
 

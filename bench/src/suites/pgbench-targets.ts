@@ -1,7 +1,10 @@
-// Starting the one-node targets that the overhead and idle suites share (direct, router,
-// pgbouncer, passthrough), each one either running or skipped with the reason said out loud.
-import type { PgServer } from '@tessera/testkit';
+// Starting the one-node targets that the overhead, idle and steady suites share (direct, router,
+// pgbouncer, passthrough), each one either running or skipped with the reason said out loud; and
+// the Postgres with pgbench's tables behind them that overhead and steady share.
+import { startPostgres, type PgServer } from '@tessera/testkit';
+import { postgresSettings } from '../harness/machine.js';
 import { wants, type BenchOptions } from '../options.js';
+import { loadBranches } from '../pgbench/load.js';
 import type { TargetInfo } from '../report/model.js';
 import { startBenchCatalog, type BenchCatalog } from '../targets/catalog.js';
 import { directTarget } from '../targets/direct.js';
@@ -26,6 +29,8 @@ export interface OneNodeOptions {
   maxClients: number;
   /** Backend pool per proxy (pgbouncer default_pool_size, router --pool-size). */
   poolSize: number;
+  /** The router's own --pool-size when it differs (its transaction pooling multiplexes clients). */
+  routerPoolSize?: number | undefined;
   log(line: string): void;
 }
 
@@ -70,8 +75,10 @@ export async function startOneNodeTargets(o: OneNodeOptions): Promise<OneNodeTar
           add(
             await startRouter({
               coordinator: catalog.address,
-              poolSize: o.poolSize,
+              poolSize: o.opts.routerPoolSize ?? o.routerPoolSize ?? o.poolSize,
               poolMode: o.opts.routerPoolMode,
+              workers: o.opts.routerWorkers,
+              pipelineDepth: o.opts.routerPipelineDepth,
               maxClients: o.maxClients + 20,
               startTimeoutMs: o.opts.routerStartTimeoutMs,
             }),
@@ -108,4 +115,51 @@ export async function startOneNodeTargets(o: OneNodeOptions): Promise<OneNodeTar
     throw e;
   }
   return { running, infos, pgbouncerBin, stopAll };
+}
+
+export interface PgbenchNode {
+  pg: PgServer;
+  /** The server settings that move the numbers, for the result. */
+  pgSettings: Record<string, string>;
+  targets: OneNodeTargets;
+  /** Stops the targets, then Postgres. */
+  stop(): Promise<void>;
+}
+
+/**
+ * One Postgres holding pgbench's branches 1..`scale`, and the targets in front of it. Its
+ * max_connections leaves room for pgbench straight at it plus the pools the router and pgbouncer
+ * keep open meanwhile.
+ */
+export async function startPgbenchNode(
+  o: Omit<OneNodeOptions, 'pg'> & { name: string; scale: number },
+): Promise<PgbenchNode> {
+  const maxConnections = Math.max(300, 4 * o.maxClients + 50);
+  o.log(
+    `starting Postgres (max_connections=${maxConnections}) and loading pgbench scale ${o.scale}`,
+  );
+  const pg = await startPostgres({
+    name: o.name,
+    settings: { max_connections: String(maxConnections) },
+  });
+  try {
+    await loadBranches(
+      pg,
+      Array.from({ length: o.scale }, (_, i) => i + 1),
+    );
+    const pgSettings = await postgresSettings(pg);
+    o.log('starting targets');
+    const targets = await startOneNodeTargets({ ...o, pg });
+    const stop = async () => {
+      try {
+        await targets.stopAll();
+      } finally {
+        await pg.dispose();
+      }
+    };
+    return { pg, pgSettings, targets, stop };
+  } catch (e) {
+    await pg.dispose();
+    throw e;
+  }
 }

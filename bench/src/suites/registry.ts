@@ -5,9 +5,10 @@ import { idle } from './idle.js';
 import { overhead } from './overhead.js';
 import { scaleout } from './scaleout.js';
 import { scatter } from './scatter.js';
+import { steady } from './steady.js';
 import type { Suite } from './suite.js';
 
-export const SUITES: readonly Suite[] = [overhead, scaleout, idle, scatter, twoPhase];
+export const SUITES: readonly Suite[] = [overhead, scaleout, idle, scatter, twoPhase, steady];
 
 export function findSuite(name: string): Suite | undefined {
   return SUITES.find((s) => s.name === name);

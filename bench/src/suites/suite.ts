@@ -2,7 +2,7 @@
 // measures, stops everything it started, and hands back a result for the writers.
 import { REPO_ROOT } from '../harness/entry.js';
 import { machineInfo } from '../harness/machine.js';
-import type { BenchOptions } from '../options.js';
+import type { BenchOptions, OptionDefaults } from '../options.js';
 import { isoDate, type SuiteResult } from '../report/model.js';
 
 export interface SuiteContext {
@@ -16,6 +16,8 @@ export interface SuiteContext {
 export interface Suite {
   name: string;
   summary: string;
+  /** Its own defaults for --rounds, --duration, --warmup, when they differ from the shared ones. */
+  defaults?: OptionDefaults;
   run(ctx: SuiteContext): Promise<SuiteResult>;
 }
 

@@ -11,6 +11,10 @@ export interface RouterOptions {
   coordinator: string;
   poolSize: number;
   poolMode: 'transaction' | 'session';
+  /** Processes sharing the port (--workers); 1 when absent. */
+  workers?: number;
+  /** --pipeline-depth; the router's default when absent. */
+  pipelineDepth?: number | undefined;
   /** Client connections the router must accept at once (its --max-clients). */
   maxClients: number;
   /** How long it may take to answer its first query (default 60 s). */
@@ -40,6 +44,8 @@ export async function startRouter(opts: RouterOptions): Promise<TargetStart> {
     opts.poolMode,
     '--max-clients',
     String(opts.maxClients),
+    ...(opts.workers !== undefined && opts.workers > 1 ? ['--workers', String(opts.workers)] : []),
+    ...(opts.pipelineDepth !== undefined ? ['--pipeline-depth', String(opts.pipelineDepth)] : []),
   ];
   const proc = startProcess(process.execPath, args, {
     env: { ...process.env, TESSERA_LOG_LEVEL: 'warn' },
@@ -66,7 +72,7 @@ export async function startRouter(opts: RouterOptions): Promise<TargetStart> {
       host: '127.0.0.1',
       port,
       pid: proc.pid,
-      detail: `${entry.describe}${entry.args.includes('tsx') ? ' (not built: tsx adds memory; run npm run build for RSS numbers)' : ''}, --pool-mode ${opts.poolMode} --pool-size ${opts.poolSize}`,
+      detail: `${entry.describe}${entry.args.includes('tsx') ? ' (not built: tsx adds memory; run npm run build for RSS numbers)' : ''}, --pool-mode ${opts.poolMode} --pool-size ${opts.poolSize}${opts.workers !== undefined && opts.workers > 1 ? ` --workers ${opts.workers}` : ''}${opts.pipelineDepth !== undefined ? ` --pipeline-depth ${opts.pipelineDepth}` : ''}`,
       stop: () => proc.stop(),
     },
   };
