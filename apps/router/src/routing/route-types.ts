@@ -1,6 +1,7 @@
 // What routing decides for one statement: plain data (STYLE.md principle 3), executed by the
-// session. Labels match the `route` label of tessera_router_statements_total.
-import type { KeyspaceView } from './catalog-view.js';
+// session, and the shorthands the routing rules build it with. Labels match the `route` label of
+// tessera_router_statements_total.
+import type { KeyspaceView, RoutingCatalog } from './catalog-view.js';
 
 /** Why a statement goes to one node; `flexible` = any node answers alike (prefer one already held). */
 export interface NodeRoute {
@@ -78,6 +79,21 @@ export type Route =
   | MultiWriteRoute
   | RefuseRoute
   | NeedsParamsRoute;
+
+/** The router will not run it (routing rules' shorthand). */
+export function refuse(message: string): Route {
+  return { kind: 'refuse', message };
+}
+
+/** The home node: global tables, and (`flexible`) statements any node answers alike. */
+export function home(catalog: RoutingCatalog, flexible: boolean): NodeRoute {
+  return { kind: 'node', node: catalog.home, label: 'home', flexible };
+}
+
+/** The one node the statement's rows live on. */
+export function single(node: string): NodeRoute {
+  return { kind: 'node', node, label: 'single', flexible: false };
+}
 
 export type RouteLabel = 'single' | 'home' | 'all' | 'scatter' | 'refused';
 

@@ -71,7 +71,7 @@ export async function authenticateScram(
 /** The next typed message before login; its 64 KiB limit is the session reader's. */
 async function readPasswordMessage(s: Session, expected: string): Promise<Buffer | undefined> {
   for (;;) {
-    const f = s.reader.next();
+    const f = s.input.reader.next();
     if (f !== undefined) {
       if (f.code === TERMINATE) return undefined;
       if (f.code !== PASSWORD_MESSAGE)
@@ -81,7 +81,7 @@ async function readPasswordMessage(s: Session, expected: string): Promise<Buffer
       return f.body;
     }
     if (s.closed) return undefined;
-    await s.waitData();
+    await s.input.waitData();
   }
 }
 

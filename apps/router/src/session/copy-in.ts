@@ -21,6 +21,8 @@ import { BackendError, type Backend } from '../pool/backend.js';
 import { CopyRowSplitter } from '../copy/copy-rows.js';
 import { HeldOut } from './client-out.js';
 import type { ExchangeResult } from './exchange.js';
+import { engage, lost, settle } from './engage.js';
+import { run1 } from './run.js';
 import type { Session } from './session.js';
 import { atomically } from './txn.js';
 
@@ -78,7 +80,7 @@ async function copyToNodes(
   let anyFailed = false;
   try {
     for (const node of nodes) {
-      const e = await s.engage(node, catalog);
+      const e = await engage(s, node, catalog);
       s.txn?.wrote(node);
       e.messages.push(q(a.sql));
       e.expect.push({ t: 'query', ready: false });
@@ -94,14 +96,20 @@ async function copyToNodes(
         ready,
         done: undefined as unknown as Promise<ExchangeResult>,
       };
-      (t as { done: Promise<ExchangeResult> }).done = s
-        .run1(e.backend, e.messages, e.expect, true, new HeldOut(false), markReady)
-        .then((res) => {
-          t.result = res;
-          if (res.error || res.quietError) t.failed = anyFailed = true;
-          markReady();
-          return res;
-        });
+      (t as { done: Promise<ExchangeResult> }).done = run1(
+        s,
+        e.backend,
+        e.messages,
+        e.expect,
+        true,
+        new HeldOut(false),
+        markReady,
+      ).then((res) => {
+        t.result = res;
+        if (res.error || res.quietError) t.failed = anyFailed = true;
+        markReady();
+        return res;
+      });
       t.done.catch(() => {
         t.failed = anyFailed = true;
         markReady();
@@ -148,11 +156,11 @@ async function copyToNodes(
     };
 
     for (;;) {
-      const m = await s.nextMessage();
+      const m = await s.input.nextMessage();
       if (m === undefined) return await abort(targets, 'the client went away');
       if (anyFailed) {
         // The node's error goes to the client now; the rest of its COPY data is dropped later.
-        if (m.code !== 0x64 && m.code !== 0x63 && m.code !== 0x66) s.unshift(m);
+        if (m.code !== 0x64 && m.code !== 0x63 && m.code !== 0x66) s.input.unshift(m);
         return await abort(targets, 'another node failed during the COPY');
       }
       if (m.code === 0x64) {
@@ -177,7 +185,7 @@ async function copyToNodes(
         return new RouterError(SQLSTATE.queryCanceled, `COPY from stdin failed: ${reason}`);
       }
       if (m.code === 0x48 || m.code === 0x53) continue;
-      s.unshift(m);
+      s.input.unshift(m);
       for (const t of targets)
         t.backend.write(
           writeCopyFail(new Writer(64), 'unexpected message type during COPY').flush(),
@@ -196,7 +204,7 @@ async function copyToNodes(
     return r.mode === 'all' ? total / targets.length : total;
   } catch (e) {
     // A node still in COPY IN cannot be used again: its part of the transaction is lost.
-    for (const t of targets) if (t.result === undefined && !t.backend.dead) s.lost(t.backend);
+    for (const t of targets) if (t.result === undefined && !t.backend.dead) lost(s, t.backend);
     throw e;
   }
 }
@@ -227,12 +235,12 @@ async function keyColumnIndex(
     const sql =
       'SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = ' +
       `${quoteLiteral(quoteQualified(schema, table))}::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = '' ORDER BY attnum`;
-    const e = await s.engage(node, s.catalog());
+    const e = await engage(s, node, s.catalog());
     e.messages.push(q(sql));
     e.expect.push({ t: 'query', ready: false });
     const out = new HeldOut(true);
-    const res = await s.run1(e.backend, e.messages, e.expect, false, out);
-    s.settle(node);
+    const res = await run1(s, e.backend, e.messages, e.expect, false, out);
+    settle(s, node);
     if (res.error) {
       s.services.metrics.error(res.error.code);
       throw new RouterError(res.error.code, res.error.message);

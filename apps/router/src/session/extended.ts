@@ -7,7 +7,6 @@ import {
   CLOSE_COMPLETE,
   NO_DATA,
   PARSE_COMPLETE,
-  SYNC,
   Writer,
   bindParam,
   bindStatementName,
@@ -15,11 +14,7 @@ import {
   decodeDescribe,
   decodeExecute,
   decodeParse,
-  writeBind,
-  writeCommandComplete,
-  writeExecute,
   writeParameterDescription,
-  writeParse,
 } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
 import { RouterError, SQLSTATE, unsupported } from '../errors.js';
@@ -28,34 +23,37 @@ import { routeLabel, type Route } from '../routing/route-types.js';
 import type { Backend } from '../pool/backend.js';
 import type { RoutingCatalog } from '../routing/catalog-view.js';
 import type { Expectation } from './exchange.js';
-import { errorFields, errorFrame } from './errors-wire.js';
-import type { InMsg, Session } from './session.js';
-import { StatementRecord, rewriteBindStatement, targetFrame } from './statements.js';
-import { localTransaction, pickNode } from './simple-query.js';
-import { runMultiWrite, runOnAll } from './fanout.js';
-import { isWrite } from '../routing/writes.js';
+import type { InMsg } from './client-in.js';
+import { engageInto, settle, takePrelude } from './engage.js';
+import { run1 } from './run.js';
+import type { Session } from './session.js';
 import {
-  crossNodeControl,
-  endsFailedTransaction,
-  inFailedTransaction,
-  replayable,
-  setOnEveryNode,
-} from './txn.js';
+  StatementRecord,
+  prepareOn,
+  rewriteBindStatement,
+  statementNamed,
+  targetFrame,
+} from './statements.js';
+import { pickNode } from './simple-query.js';
+import { isWrite } from '../routing/writes.js';
+import { endsFailedTransaction, inFailedTransaction, replayable } from './txn.js';
+import {
+  checkBindOnSeveral,
+  isLocal,
+  refuse,
+  runLocal,
+  runsOnSeveral,
+  type LocalPortal,
+} from './extended-local.js';
+import { closeOpenCycle, openCycleBackend, usesOpenPortal } from './extended-cycle.js';
 import {
   bindOfScatter,
   describeStatementFrames,
+  executeScatterPortal,
   scatterDescribeFrame,
+  scatterPipeline,
   type ScatterPortal,
 } from './scatter-portal.js';
-import { runScatter } from './scatter.js';
-
-const POISON_SQL =
-  "DO $tessera$ BEGIN RAISE EXCEPTION 'statement refused by the router'; END $tessera$";
-
-/** A portal the router answers itself (BEGIN before a node is picked, SET, DDL on every node). */
-interface LocalPortal {
-  readonly analysis: Analysis;
-}
 
 // Shared empty maps, replaced by a batch's own before the first set (only read or deleted from).
 const NO_LOCAL_PORTALS = new Map<string, LocalPortal>();
@@ -70,8 +68,9 @@ const EXPECT_SYNC: Expectation = { t: 'sync' };
 
 export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<void> {
   const endsWithSync = batch[batch.length - 1]!.code === 0x53;
-  let backend: Backend | undefined;
-  let node: string | undefined;
+  // A cycle left open at a Flush continues on its backend (extended-cycle.ts).
+  let backend = openCycleBackend(s);
+  let node = backend !== undefined ? s.cycleNode : undefined;
   const messages: Buffer[] = [];
   const expect: Expectation[] = [];
   // Created on first use: most batches (Bind/Execute/Sync of one statement) need neither.
@@ -82,13 +81,6 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
     if (localPortals === NO_LOCAL_PORTALS) localPortals = new Map();
     localPortals.set(portal, p);
   };
-  if (s.cycleOpen && s.cycleNode !== undefined) {
-    const h = s.held.get(s.cycleNode);
-    if (h && !h.backend.dead) {
-      backend = h.backend;
-      node = s.cycleNode;
-    }
-  }
   const synth = (b: Buffer): void => {
     if (backend) expect.push({ t: 'synthetic', bytes: b });
     else s.out.push(b);
@@ -124,9 +116,8 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
     // Errors surface in order in the main pass.
   }
 
-  // A cycle left open at a Flush (say Parse + Describe) holds a backend; if this batch's key lives
-  // elsewhere and needs nothing from that backend (no portal of its), close that cycle first (in a
-  // transaction block its Sync commits nothing; the other node joins the transaction).
+  // The open cycle's backend is not needed if this batch's key lives elsewhere and it uses no portal
+  // of that cycle: that cycle is closed first.
   if (
     backend &&
     node !== undefined &&
@@ -134,15 +125,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
     preferred !== node &&
     !usesOpenPortal(batch)
   ) {
-    const old = node;
-    try {
-      await s.run1(backend, [SYNC], [{ t: 'quiet' }]);
-    } catch {
-      // Lost: the session already forgot it.
-    }
-    s.cycleOpen = false;
-    s.cycleNode = undefined;
-    s.settle(old);
+    await closeOpenCycle(s, backend, node);
     backend = undefined;
     node = undefined;
   }
@@ -157,7 +140,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
     if (flexible && preferred !== undefined && s.txnNode === undefined) target = preferred;
     if (backend) {
       if (flexible || target === node) {
-        if (begin) s.takePrelude(node!, messages, expect);
+        if (begin) takePrelude(s, node!, messages, expect);
         return backend;
       }
       throw unsupported(
@@ -165,7 +148,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
       );
     }
     const chosen = pickNode(s, target, flexible);
-    const e = s.engageInto(chosen, cat(), begin, messages, expect);
+    const e = engageInto(s, chosen, cat(), begin, messages, expect);
     if (e instanceof Promise) {
       return e.then((b) => {
         backend = b;
@@ -176,33 +159,6 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
     backend = e;
     node = chosen;
     return e;
-  };
-  const ensurePrepared = (b: Backend, rec: StatementRecord): string => {
-    const name = rec.serverName(s.settings.key());
-    if (name === '') {
-      if (b.unnamedOwner !== rec) {
-        messages.push(rec.parseFrame(''));
-        expect.push({ t: 'one', forward: false });
-        b.unnamedOwner = rec;
-      }
-    } else if (!b.prepared.has(name)) {
-      messages.push(rec.parseFrame(name));
-      expect.push({ t: 'one', forward: false, unprepare: name });
-      b.prepared.add(name);
-    }
-    return name;
-  };
-  const lookup = (name: string): StatementRecord => {
-    const rec = s.statements.get(name);
-    if (!rec) {
-      throw new RouterError(
-        SQLSTATE.invalidSqlStatementName,
-        name === ''
-          ? 'unnamed prepared statement does not exist'
-          : `prepared statement "${name}" does not exist`,
-      );
-    }
-    return rec;
   };
 
   let i = 0;
@@ -230,13 +186,13 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
           break;
         }
         case 0x42: {
-          const rec = lookup(bindStatementName(m.body));
+          const rec = statementNamed(s.statements, bindStatementName(m.body));
           const portal = m.body[0] === 0 ? '' : m.body.toString('utf8', 0, m.body.indexOf(0));
           const a = rec.analysis;
           if (a === undefined) {
             // An empty statement: any backend answers EmptyQueryResponse.
             const e = engageFor(cat().home, true);
-            ensurePrepared(e instanceof Promise ? await e : e, rec);
+            prepareOn(e instanceof Promise ? await e : e, rec, s.settings.key(), messages, expect);
             messages.push(m.raw);
             expect.push(EXPECT_ONE);
             break;
@@ -268,18 +224,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
           }
           if (r.kind === 'all' || r.kind === 'multi_write') {
             // Run by the router at Execute, as simple queries on each node (fanout.ts).
-            if (a.paramCount > 0 || backend)
-              throw unsupported(
-                'a statement that runs on several nodes cannot take parameters or share a pipeline with others yet',
-              );
-            if (
-              r.kind === 'multi_write' &&
-              (a.kind === 'update' || a.kind === 'delete') &&
-              a.hasReturning
-            )
-              throw unsupported(
-                `${a.kind.toUpperCase()} ... RETURNING whose rows span nodes is not supported through the extended query protocol yet; send it as a simple query`,
-              );
+            checkBindOnSeveral(a, r, backend !== undefined);
             setLocal(portal, { analysis: a });
             synth(BIND_COMPLETE);
             break;
@@ -298,7 +243,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
             // fails fails the transaction, so a node joining later never runs after it unnoticed.
             if (replayable(a)) s.txn.replay.push(a.sql);
           }
-          const name = ensurePrepared(b, rec);
+          const name = prepareOn(b, rec, s.settings.key(), messages, expect);
           messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));
           expect.push(EXPECT_ONE);
           break;
@@ -306,7 +251,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
         case 0x44: {
           const d = decodeDescribe(m.body);
           if (d.target === 'S') {
-            const rec = lookup(d.name);
+            const rec = statementNamed(s.statements, d.name);
             const a = rec.analysis;
             if (
               a !== undefined &&
@@ -347,7 +292,8 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
             }
             if (s.txnNode !== undefined || backend) flexible = true;
             const e = engageFor(target, flexible, false);
-            const name = ensurePrepared(e instanceof Promise ? await e : e, rec);
+            const b = e instanceof Promise ? await e : e;
+            const name = prepareOn(b, rec, s.settings.key(), messages, expect);
             messages.push(name === '' ? m.raw : targetFrame(0x44, 'S', name));
             expect.push(EXPECT_DESCRIBE_STATEMENT);
           } else if (localPortals.has(d.name)) {
@@ -383,16 +329,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
           if (ex && sp) {
             // Its rows go straight to the client: nothing of this batch may be queued on a backend.
             if (backend) throw scatterPipeline();
-            if (ex.maxRows > 0)
-              throw unsupported(
-                'fetching a read across nodes in parts (Execute with a row limit, cursors) is not supported yet',
-              );
-            await runScatter(s, sp.route, {
-              analysis: sp.analysis,
-              bind: sp.bind,
-              rowDescription: sp.describe,
-            });
-            sp.describe = false;
+            await executeScatterPortal(s, sp, ex.maxRows);
             break;
           }
           const e = engageFor(cat().home, true);
@@ -448,7 +385,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
   if (backend && node !== undefined) {
     const usedNode = node;
     try {
-      await s.run1(backend, messages, expect);
+      await run1(s, backend, messages, expect);
     } catch (e) {
       s.cycleOpen = false;
       s.sendError(e);
@@ -460,130 +397,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
     s.cycleOpen = !endsWithSync;
     s.cycleNode = s.cycleOpen ? usedNode : undefined;
     // A Sync's ReadyForQuery was forwarded by the exchange; it is also the session's status now.
-    s.settle(usedNode);
+    settle(s, usedNode);
   }
   s.out.flush();
-}
-
-function scatterPipeline(): Error {
-  return unsupported(
-    'a read across nodes cannot share a pipeline with statements already sent to a node before its Sync yet; send a Sync first',
-  );
-}
-
-/** Whether the batch uses a portal bound before it (Execute/Describe/Close of a portal it did not Bind). */
-function usesOpenPortal(batch: readonly InMsg[]): boolean {
-  const bound = new Set<string>();
-  for (const m of batch) {
-    if (m.code === 0x42) bound.add(m.body.toString('utf8', 0, m.body.indexOf(0)));
-    else if (m.code === 0x45) {
-      if (!bound.has(decodeExecute(m.body).portal)) return true;
-    } else if (m.code === 0x44 || m.code === 0x43) {
-      const d = decodeDescribe(m.body);
-      if (d.target === 'P' && !bound.has(d.name)) return true;
-    }
-  }
-  return false;
-}
-
-/** Statements the router runs on several nodes itself at Execute (they describe as NoData). */
-function runsOnSeveral(r: Route): boolean {
-  return r.kind === 'all' || r.kind === 'multi_write';
-}
-
-/** Statements the router answers without a backend. */
-function isLocal(s: Session, a: Analysis): boolean {
-  switch (a.kind) {
-    // Answered by the router before a node holds the transaction, and when several do (txn.ts).
-    case 'transaction':
-      return (
-        s.txn === undefined ||
-        s.txn.crossNode ||
-        a.action === 'prepare_transaction' ||
-        a.action === 'commit_prepared' ||
-        a.action === 'rollback_prepared'
-      );
-    case 'set':
-      return s.txn === undefined || s.txn.crossNode;
-    case 'discard':
-    case 'deallocate':
-      return true;
-    default:
-      return false;
-  }
-}
-
-/** Executes a local portal, its answer emitted in order. */
-async function runLocal(s: Session, a: Analysis, emit: (b: Buffer) => void): Promise<void> {
-  const complete = (tag: string): void => emit(writeCommandComplete(new Writer(32), tag).flush());
-  switch (a.kind) {
-    case 'transaction':
-      if (s.txn !== undefined) return crossNodeControl(s, a, emit);
-      return localTransaction(s, a, emit);
-    case 'set':
-      if (s.txn?.crossNode) {
-        for (const b of await setOnEveryNode(s, a)) emit(b);
-        return;
-      }
-      if (s.localStatus !== 'I') s.prelude.push(a.sql);
-      s.settings.apply(a);
-      return complete(a.action === 'reset' || a.action === 'reset_all' ? 'RESET' : 'SET');
-    case 'discard':
-      if (a.target === 'all') {
-        s.settings.resetAll();
-        s.statements.clear();
-      }
-      return complete(`DISCARD ${a.target.toUpperCase()}`);
-    case 'deallocate':
-      if (a.name === undefined) s.statements.clear();
-      else s.statements.delete(a.name);
-      return complete(a.name === undefined ? 'DEALLOCATE ALL' : 'DEALLOCATE');
-    default: {
-      // A statement on several nodes (DDL, reference write, UPDATE or DELETE across nodes), run
-      // as a simple query on each.
-      const r = route(a, s.catalog(), undefined);
-      if (r.kind === 'all') return runOnAll(s, r, a);
-      if (r.kind === 'multi_write') return runMultiWrite(s, r, a);
-      throw unsupported('this statement cannot be answered by the router');
-    }
-  }
-}
-
-/** The error for a refused message, in its place: a poison Execute when a backend already has work queued. */
-async function refuse(
-  s: Session,
-  e: unknown,
-  at: {
-    backend: Backend | undefined;
-    messages: Buffer[];
-    expect: Expectation[];
-    synth: (b: Buffer) => void;
-  },
-): Promise<void> {
-  const cause = e;
-  const { fields, fatal } = errorFields(cause);
-  if (fatal) {
-    s.sendError(cause);
-    return;
-  }
-  s.services.metrics.error(fields.code);
-  const frame = errorFrame(fields);
-  if (at.backend) {
-    // The node runs a statement that fails, so its implicit (or explicit) transaction fails too,
-    // exactly as if the refused statement had failed there; the client sees the router's error.
-    at.messages.push(
-      writeParse(new Writer(128), '', POISON_SQL).flush(),
-      writeBind(new Writer(32), {}).flush(),
-      writeExecute(new Writer(16)).flush(),
-    );
-    at.expect.push(
-      { t: 'one', forward: false },
-      { t: 'one', forward: false },
-      { t: 'poison', bytes: frame },
-    );
-    at.backend.unnamedOwner = undefined;
-    return;
-  }
-  at.synth(frame);
-  await s.failTransaction().catch(() => undefined);
 }

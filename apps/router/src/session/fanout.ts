@@ -20,6 +20,8 @@ import type { AllRoute, MultiWriteRoute, SplitInsertRoute } from '../routing/rou
 import { BackendError, type Backend } from '../pool/backend.js';
 import { HeldOut } from './client-out.js';
 import type { Expectation } from './exchange.js';
+import { engage, settle } from './engage.js';
+import { run1 } from './run.js';
 import type { Session } from './session.js';
 import { atomically } from './txn.js';
 
@@ -79,7 +81,7 @@ export async function runParts(
   >();
   try {
     for (const node of nodes) {
-      engaged.set(node, await s.engage(node, catalog));
+      engaged.set(node, await engage(s, node, catalog));
       s.txn?.wrote(node, write);
     }
   } catch (e) {
@@ -87,9 +89,9 @@ export async function runParts(
     await Promise.allSettled(
       [...engaged.values()]
         .filter((x) => x.messages.length > 0)
-        .map((x) => s.run1(x.backend, x.messages, x.expect, false, new HeldOut(false))),
+        .map((x) => run1(s, x.backend, x.messages, x.expect, false, new HeldOut(false))),
     );
-    if (!s.inTransaction()) for (const node of engaged.keys()) s.settle(node);
+    if (!s.inTransaction()) for (const node of engaged.keys()) settle(s, node);
     throw e;
   }
   const runs = await Promise.allSettled(
@@ -104,11 +106,11 @@ export async function runParts(
         expect.push({ t: 'quiet' });
       }
       const output = new HeldOut(true);
-      const r = await s.run1(e.backend, messages, expect, true, output);
+      const r = await run1(s, e.backend, messages, expect, true, output);
       return { node: p.node, tags: r.tags, output, error: r.error ?? r.quietError };
     }),
   );
-  if (s.txn === undefined) for (const node of engaged.keys()) s.settle(node);
+  if (s.txn === undefined) for (const node of engaged.keys()) settle(s, node);
   const results: PartResult[] = [];
   for (const r of runs) {
     if (r.status === 'rejected') throw r.reason;

@@ -17,7 +17,10 @@ import type { Analysis } from '@tessera/sql';
 import { route } from '../routing/route.js';
 import { routeLabel } from '../routing/route-types.js';
 import type { Expectation } from './exchange.js';
-import type { InMsg, Session } from './session.js';
+import type { InMsg } from './client-in.js';
+import { poolFor, replaySettings } from './engage.js';
+import { runShared } from './run.js';
+import type { Session } from './session.js';
 import { rewriteBindStatement, type StatementRecord } from './statements.js';
 import type { Backend } from '../pool/backend.js';
 import type { Pool } from '../pool/pool.js';
@@ -134,7 +137,7 @@ export function runPipelined(s: Session, batch: readonly InMsg[]): Promise<void>
     return undefined; // the usual path reports it
   }
   if (r.kind !== 'node') return undefined;
-  const pool = s.poolFor(catalog, r.node);
+  const pool = poolFor(s, catalog, r.node);
   const key = s.settings.key();
   const name = rec.serverName(key);
   if (name === '') return undefined;
@@ -177,7 +180,7 @@ function send(
   if (backend.inFlight > 1) s.services.metrics.pipelined();
   const messages: Buffer[] = [];
   const expect: Expectation[] = [];
-  s.replaySettings(backend, messages, expect);
+  replaySettings(s, backend, messages, expect);
   let parsing: string | undefined;
   if (!backend.prepared.has(name)) {
     // Nobody else uses the name on this backend until its Parse is answered (Pool.lend).
@@ -199,5 +202,5 @@ function send(
           : EXPECT_SYNC,
     );
   }
-  return s.runShared(backend, pool, messages, expect, parsing);
+  return runShared(s, backend, pool, messages, expect, parsing);
 }

@@ -1,5 +1,5 @@
 // A portal of the extended protocol whose statement reads across nodes: what its Bind said (kept
-// until Execute, when the router runs it itself) and the answer to a Describe of it.
+// until Execute, when the router runs it itself), its Execute, and the answer to a Describe of it.
 import {
   NO_DATA,
   SYNC,
@@ -14,8 +14,10 @@ import { BackendError } from '../pool/backend.js';
 import { HeldOut } from './client-out.js';
 import type { Expectation } from './exchange.js';
 import type { ScatterRoute } from '../routing/route-types.js';
-import { describeScatter, type ScatterBind } from './scatter.js';
+import { describeScatter, runScatter, type ScatterBind } from './scatter.js';
 import { QUERY_PLAN_FIELD } from './scatter-explain.js';
+import { engage, settle } from './engage.js';
+import { run1 } from './run.js';
 import type { Session } from './session.js';
 import type { StatementRecord } from './statements.js';
 
@@ -51,6 +53,31 @@ export function bindOfScatter(
   };
 }
 
+/** Runs the portal at its Execute, its rows straight to the client (the whole result: no row limit). */
+export async function executeScatterPortal(
+  s: Session,
+  sp: ScatterPortal,
+  maxRows: number,
+): Promise<void> {
+  if (maxRows > 0)
+    throw unsupported(
+      'fetching a read across nodes in parts (Execute with a row limit, cursors) is not supported yet',
+    );
+  await runScatter(s, sp.route, {
+    analysis: sp.analysis,
+    bind: sp.bind,
+    rowDescription: sp.describe,
+  });
+  sp.describe = false;
+}
+
+/** The refusal of a multi-node portal in a batch that has statements queued for a backend already. */
+export function scatterPipeline(): Error {
+  return unsupported(
+    'a read across nodes cannot share a pipeline with statements already sent to a node before its Sync yet; send a Sync first',
+  );
+}
+
 /** RowDescription (or NoData) for a Describe of a multi-node portal not followed by its Execute. */
 export async function scatterDescribeFrame(s: Session, p: ScatterPortal): Promise<Buffer> {
   if (p.analysis.kind === 'explain')
@@ -69,7 +96,7 @@ export async function describeStatementFrames(
   node: string,
   rec: StatementRecord,
 ): Promise<Buffer> {
-  const e = await s.engage(node, s.catalog(), false);
+  const e = await engage(s, node, s.catalog(), false);
   e.backend.unnamedOwner = undefined;
   const held = new HeldOut(true);
   const messages = [
@@ -86,9 +113,9 @@ export async function describeStatementFrames(
   ];
   let result;
   try {
-    result = await s.run1(e.backend, messages, expect, false, held);
+    result = await run1(s, e.backend, messages, expect, false, held);
   } finally {
-    s.settle(node);
+    settle(s, node);
   }
   if (result.error !== undefined) throw new BackendError(result.error);
   const all = Buffer.concat(held.pieces);

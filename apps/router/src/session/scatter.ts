@@ -28,6 +28,7 @@ import { isBytewiseCollation } from '../routing/planner-catalog.js';
 import { LeafRun } from './leaf-run.js';
 import { explainLines, explainAnalyzeLines, QUERY_PLAN_FIELD } from './scatter-explain.js';
 import { planFor, scatterMemory } from './scatter-plans.js';
+import { engage, lost, settle } from './engage.js';
 import type { Session } from './session.js';
 
 /** The client's Bind, for a read across nodes through the extended protocol. */
@@ -97,7 +98,7 @@ export async function runScatter(s: Session, r: ScatterRoute, req: ScatterReques
   try {
     // Acquired in node order, so two sessions scattering never wait on each other in a cycle.
     for (const node of r.nodes) {
-      const e = await s.engage(node, catalog, false);
+      const e = await engage(s, node, catalog, false);
       engaged.push(node);
       e.backend.unnamedOwner = undefined;
       leaves.push(new LeafRun(e.backend, [...e.messages, ...leafMessages], e.expect.length));
@@ -146,8 +147,8 @@ async function finishLeaves(
   await Promise.all(leaves.map((l) => l.settled));
   for (const node of nodes) {
     const h = s.held.get(node);
-    if (h?.backend.dead) s.lost(h.backend);
-    else s.settle(node);
+    if (h?.backend.dead) lost(s, h.backend);
+    else settle(s, node);
   }
   if (merged) s.services.metrics.rowsMerged(leaves.reduce((n, l) => n + l.rows, 0));
 }
@@ -256,7 +257,7 @@ async function onNode(
   each: (m: LeafMessage) => void,
   catalog: RoutingCatalog = s.catalog(),
 ): Promise<void> {
-  const e = await s.engage(node, catalog, false);
+  const e = await engage(s, node, catalog, false);
   e.backend.unnamedOwner = undefined;
   const run = new LeafRun(e.backend, [...e.messages, ...messages], e.expect.length);
   try {

@@ -12,7 +12,10 @@ import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import { route } from '../routing/route.js';
 import { routeLabel, type Route } from '../routing/route-types.js';
 import type { ParamSource } from '../routing/key-hash.js';
-import type { InMsg, Session } from './session.js';
+import type { InMsg } from './client-in.js';
+import { engage, failTransaction, settle } from './engage.js';
+import { run1 } from './run.js';
+import type { Session } from './session.js';
 import { noticeFrame } from './errors-wire.js';
 import { runMultiWrite, runOnAll, runSplitInsert } from './fanout.js';
 import { isWrite } from '../routing/writes.js';
@@ -43,7 +46,7 @@ export async function handleQuery(s: Session, m: InMsg): Promise<void> {
   } catch (e) {
     s.sendError(e);
     if (s.closed) return;
-    await s.failTransaction().catch(() => undefined);
+    await failTransaction(s).catch(() => undefined);
   }
   s.out.push(s.readyFrame());
   s.out.flush();
@@ -146,14 +149,14 @@ async function forward(s: Session, node: string, m: InMsg, a: Analysis | undefin
   const catalog = s.catalog();
   const wasIdle = s.status() === 'I';
   if (wasIdle) s.settingsAtBegin = s.settings.save();
-  const { backend, messages, expect } = await s.engage(node, catalog);
+  const { backend, messages, expect } = await engage(s, node, catalog);
   s.txn?.wrote(node, isWrite(a));
   messages.push(m.raw);
   expect.push({ t: 'query', ready: false });
   // The ReadyForQuery is the session's to send (it knows the status the client should see).
-  const result = await s.run1(backend, messages, expect, true);
+  const result = await run1(s, backend, messages, expect, true);
   afterStatement(s, a, result.error, result.tags);
-  s.settle(node);
+  settle(s, node);
   if (a?.kind === 'set' && result.error === undefined && !backend.dead)
     backend.settingsKey = s.settings.key();
 }
@@ -295,17 +298,17 @@ async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Pro
   }
   s.services.metrics.statements(flexibleOnly ? 'home' : 'single');
   const target = pickNode(s, node ?? catalog.home, node === undefined);
-  const { backend, messages, expect } = await s.engage(target, catalog);
+  const { backend, messages, expect } = await engage(s, target, catalog);
   const writes = analyses.some((a) => isWrite(a));
   s.txn?.wrote(target, writes);
   messages.push(m.raw);
   expect.push({ t: 'query', ready: false });
-  const result = await s.run1(backend, messages, expect, true);
+  const result = await run1(s, backend, messages, expect, true);
   if (result.error === undefined) {
     for (const a of analyses) if (a.kind === 'set') s.settings.apply(a);
     backend.settingsKey = s.settings.key();
   }
-  s.settle(target);
+  settle(s, target);
   const txn = s.txn;
   if (txn === undefined) return;
   // A transaction begun by this text: its node wrote only if one of these statements did.

@@ -34,10 +34,10 @@ const CLIENT_REPORTED = [
 export async function runStartup(s: Session): Promise<boolean> {
   let startup: StartupMessage | undefined;
   while (startup === undefined) {
-    const body = s.reader.readStartup();
+    const body = s.input.reader.readStartup();
     if (body === undefined) {
       if (s.closed) return false;
-      await s.waitData();
+      await s.input.waitData();
       continue;
     }
     const packet = parseStartup(body);
@@ -51,7 +51,7 @@ export async function runStartup(s: Session): Promise<boolean> {
         }
         // Bytes sent after SSLRequest but before the handshake would be read as if they came
         // over TLS (CVE-2021-23214): a client that pipelines them is refused, as Postgres does.
-        if (s.reader.buffered > 0)
+        if (s.input.reader.buffered > 0)
           throw protocolViolation('received unencrypted data after SSL request');
         s.socket.write(SSL_ACCEPT);
         s.useSocket(startTls(s.socket, s.services.tls));

@@ -3,6 +3,9 @@
 import { createHash } from 'node:crypto';
 import { Writer, writeParse } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
+import { RouterError, SQLSTATE } from '../errors.js';
+import type { Backend } from '../pool/backend.js';
+import type { Expectation } from './exchange.js';
 
 export class StatementRecord {
   private named: { key: string; name: string } | undefined;
@@ -42,6 +45,49 @@ export class StatementRecord {
   parseFrame(serverName: string): Buffer {
     return writeParse(new Writer(256), serverName, this.sql, this.paramTypes).flush();
   }
+}
+
+/** The client's prepared statement `name`, or the error Postgres gives for one it does not have. */
+export function statementNamed(
+  statements: ReadonlyMap<string, StatementRecord>,
+  name: string,
+): StatementRecord {
+  const rec = statements.get(name);
+  if (!rec) {
+    throw new RouterError(
+      SQLSTATE.invalidSqlStatementName,
+      name === ''
+        ? 'unnamed prepared statement does not exist'
+        : `prepared statement "${name}" does not exist`,
+    );
+  }
+  return rec;
+}
+
+/**
+ * Prepares `rec` on backend `b` unless it is there already (a Parse ahead of the client's Bind or
+ * Describe); returns its name on the backend.
+ */
+export function prepareOn(
+  b: Backend,
+  rec: StatementRecord,
+  settingsKey: string,
+  messages: Buffer[],
+  expect: Expectation[],
+): string {
+  const name = rec.serverName(settingsKey);
+  if (name === '') {
+    if (b.unnamedOwner !== rec) {
+      messages.push(rec.parseFrame(''));
+      expect.push({ t: 'one', forward: false });
+      b.unnamedOwner = rec;
+    }
+  } else if (!b.prepared.has(name)) {
+    messages.push(rec.parseFrame(name));
+    expect.push({ t: 'one', forward: false, unprepare: name });
+    b.prepared.add(name);
+  }
+  return name;
 }
 
 /** Bind with its statement name replaced (the rest of the body forwarded as it came). */

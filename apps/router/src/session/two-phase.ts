@@ -14,6 +14,8 @@ import { RouterError, SQLSTATE } from '../errors.js';
 import { BackendError, type Backend } from '../pool/backend.js';
 import { HeldOut } from './client-out.js';
 import { faultHook } from './fault-hook.js';
+import { drop, settle } from './engage.js';
+import { run1 } from './run.js';
 import type { Session } from './session.js';
 
 const q = (sql: string): Buffer => writeQuery(new Writer(sql.length + 16), sql).flush();
@@ -37,7 +39,7 @@ export async function runOwn(s: Session, p: Part, sql: string): Promise<void> {
       SQLSTATE.connectionFailure,
       `the connection to node "${p.node}" of this transaction was lost`,
     );
-  const r = await s.run1(b, [q(sql)], [{ t: 'quiet' }], false, new HeldOut(false));
+  const r = await run1(s, b, [q(sql)], [{ t: 'quiet' }], false, new HeldOut(false));
   if (r.quietError !== undefined) throw new BackendError(r.quietError);
 }
 
@@ -112,8 +114,8 @@ export async function finishTransaction(
       const h = s.held.get(node);
       if (h === undefined) continue;
       // A backend still inside a transaction (its ROLLBACK failed) must not serve anyone else.
-      if (h.backend.status === 'I' && !h.backend.dead) s.settle(node);
-      else s.drop(node);
+      if (h.backend.status === 'I' && !h.backend.dead) settle(s, node);
+      else drop(s, node);
     }
   }
 }

@@ -8,6 +8,7 @@ import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import { BackendError } from '../pool/backend.js';
 import { HeldOut } from './client-out.js';
 import { noticeFrame } from './errors-wire.js';
+import { run1 } from './run.js';
 import type { Session } from './session.js';
 import { finishTransaction } from './two-phase.js';
 
@@ -104,7 +105,7 @@ export async function everyTxnNode(s: Session, sql: string): Promise<Buffer[]> {
           `the connection to node "${node}" of this transaction was lost`,
         );
       const out = new HeldOut(i === 0);
-      const r = await s.run1(h.backend, [q(sql)], [{ t: 'query', ready: false }], false, out);
+      const r = await run1(s, h.backend, [q(sql)], [{ t: 'query', ready: false }], false, out);
       return { out, error: r.error };
     }),
   );

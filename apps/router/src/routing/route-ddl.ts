@@ -1,0 +1,134 @@
+// Routing of DDL and maintenance (VACUUM, ANALYZE): what touches distributed tables, or objects
+// every node needs, runs on all nodes (a sharded table's CREATE TABLE adds each node's fence);
+// what touches only global tables stays on home.
+import type { DdlAnalysis, MaintenanceAnalysis } from '@tessera/sql';
+import { quoteQualified } from '@tessera/sql';
+import type { RoutingCatalog } from './catalog-view.js';
+import type { ParamSource } from './key-hash.js';
+import { route } from './route.js';
+import { home, refuse, type Route } from './route-types.js';
+import { classify, lookupTable, qualified, type ShardedView } from './tables.js';
+
+/** Commands that create or change objects every node needs (schemas, types, extensions, roles...). */
+const EVERY_NODE_COMMANDS: ReadonlySet<string> = new Set([
+  'create_schema',
+  'drop_schema',
+  'create_type',
+  'alter_type',
+  'drop_type',
+  'create_extension',
+  'alter_extension',
+  'drop_extension',
+  'create_domain',
+  'drop_domain',
+  'create_role',
+  'alter_role',
+  'drop_role',
+  'grant_role',
+  'revoke_role',
+  'create_function',
+  'alter_function',
+  'drop_function',
+  'drop_procedure',
+  'create_collation',
+  'drop_collation',
+]);
+
+export function routeDdl(
+  a: DdlAnalysis,
+  catalog: RoutingCatalog,
+  params: ParamSource | undefined,
+): Route {
+  const all = (after = new Map<string, string>()): Route => ({
+    kind: 'all',
+    nodes: catalog.nodes,
+    after,
+    why: 'ddl',
+  });
+  if (a.command === 'create_table' && a.createTable !== undefined) {
+    const ct = a.createTable;
+    const view = lookupTable(catalog, ct.schema, ct.name);
+    if (ct.temporary || view.kind === 'global') return home(catalog, false);
+    if (view.kind === 'reference') return all();
+    if (
+      !ct.hasLike &&
+      ct.partitionOf === undefined &&
+      !ct.columns.some((c) => c.name === view.keyColumn)
+    ) {
+      return refuse(
+        `table ${qualified(view)} is declared sharded by column "${view.keyColumn}", which this CREATE TABLE does not define`,
+      );
+    }
+    const after = new Map<string, string>();
+    for (const node of catalog.nodes)
+      after.set(node, fenceStatement(view, catalog.fenceCheck(view, node)));
+    return all(after);
+  }
+  if (
+    a.command === 'create_table_as' ||
+    a.command === 'create_materialized_view' ||
+    a.command === 'create_view'
+  ) {
+    const obj = a.objects[0];
+    const view = obj ? lookupTable(catalog, obj.schema, obj.name) : undefined;
+    if (view && view.kind !== 'global')
+      return refuse(
+        `${a.command.replace(/_/g, ' ').toUpperCase()} for declared ${view.kind} table ${qualified(view)} is not supported yet; create it with CREATE TABLE`,
+      );
+    if (a.query) {
+      const inner = route(a.query, catalog, params);
+      if (inner.kind === 'node' && !inner.flexible && inner.node !== catalog.home) {
+        return refuse(
+          `${a.command.replace(/_/g, ' ').toUpperCase()} reading sharded tables is not supported yet (the new table is global, on the home node)`,
+        );
+      }
+      if (inner.kind === 'refuse') return inner;
+      if (inner.kind === 'scatter')
+        return refuse(
+          `${a.command.replace(/_/g, ' ').toUpperCase()} reading rows from several nodes is not supported yet`,
+        );
+    }
+    return home(catalog, false);
+  }
+  const views = [
+    ...a.tables.map((r) => lookupTable(catalog, r.schema, r.name)),
+    ...a.objects
+      .filter((o) => o.type === 'table' || o.type === 'foreign table')
+      .map((o) => lookupTable(catalog, o.schema, o.name)),
+  ];
+  const distributed = views.filter((v) => v.kind !== 'global');
+  if (distributed.length > 0) {
+    const global = views.find((v) => v.kind === 'global');
+    if (global) {
+      return refuse(
+        `this ${a.command.replace(/_/g, ' ').toUpperCase()} names both distributed table ${qualified(distributed[0]!)} and global table ${qualified(global)}; run it once for each kind`,
+      );
+    }
+    return all();
+  }
+  if (EVERY_NODE_COMMANDS.has(a.command)) return all();
+  return home(catalog, false);
+}
+
+export function routeMaintenance(a: MaintenanceAnalysis, catalog: RoutingCatalog): Route {
+  if (a.tables.length === 0)
+    return { kind: 'all', nodes: catalog.nodes, after: new Map(), why: 'maintenance' };
+  const t = classify(a.tables, catalog);
+  if (t.sharded.length + t.reference.length === 0) return home(catalog, false);
+  if (t.global.length > 0) {
+    return refuse(
+      `this ${a.kind.toUpperCase()} names both distributed and global tables (${qualified(t.global[0]!.view)}); run it once for each kind`,
+    );
+  }
+  return { kind: 'all', nodes: catalog.nodes, after: new Map(), why: 'maintenance' };
+}
+
+/** The fence a node gets on a sharded table, idempotent so CREATE TABLE IF NOT EXISTS can rerun it. */
+export function fenceStatement(view: ShardedView, check: string): string {
+  const table = quoteQualified(view.schema, view.name);
+  const literal = `'${table.replace(/'/g, "''")}'`;
+  return (
+    `DO $tessera_fence$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = ${literal}::regclass AND conname = 'tessera_owns') ` +
+    `THEN ALTER TABLE ${table} ADD CONSTRAINT tessera_owns CHECK (${check}) NOT VALID; END IF; END $tessera_fence$`
+  );
+}

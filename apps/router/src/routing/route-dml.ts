@@ -1,0 +1,189 @@
+// Routing of statements over rows that already exist (SELECT, UPDATE, DELETE, COPY TO, LOCK, and
+// the reads inside other statements): the node(s) the rows live on, judged by key pins and key
+// equalities of the WHERE clause (DESIGN.md section 3).
+import type { Analysis, KeyPin, WhereFacts } from '@tessera/sql';
+import type { RoutingCatalog } from './catalog-view.js';
+import { hashPinValues, type ParamSource } from './key-hash.js';
+import { home, refuse, single, type Route } from './route-types.js';
+import { classify, qualified, type ClassifiedTables, type ShardedView } from './tables.js';
+
+/** The WHERE facts of a statement that has none (COPY TO a table, LOCK, INSERT ... VALUES). */
+export const NO_WHERE: WhereFacts = {
+  hasWhere: false,
+  pins: [],
+  joinEqualities: [],
+  hasOr: false,
+  hasNaturalJoin: false,
+  isCurrentOf: false,
+};
+
+/** `select`: a plain SELECT, which may be planned across nodes; `read`: reads inside other statements. */
+type Verb = 'select' | 'read' | 'UPDATE' | 'DELETE' | 'LOCK';
+
+/** SELECT, UPDATE, DELETE, COPY TO, LOCK: the node(s) the rows live on. */
+export function routeDml(
+  a: Analysis,
+  where: WhereFacts,
+  catalog: RoutingCatalog,
+  params: ParamSource | undefined,
+  verb: Verb,
+): Route {
+  const t = classify(a.tables, catalog);
+  const writesReference = t.writes.some((w) => w.view.kind === 'reference');
+  if (t.sharded.length === 0) return routeUnsharded(a, t, catalog);
+  // Only error messages name the tables: built when one is, not per routed statement.
+  const names = (): string[] => t.sharded.map((s) => qualified(s.view));
+  if (t.global.length > 0) {
+    return refuse(
+      `a join of sharded table ${names()[0]} with global table ${qualified(t.global[0]!.view)} is not supported (the global table lives on the home node only)`,
+    );
+  }
+  if (writesReference) {
+    const w = t.writes.find((x) => x.view.kind === 'reference')!;
+    return refuse(
+      `a write to reference table ${qualified(w.view)} that reads sharded table ${names()[0]} is not supported (it must run on every node)`,
+    );
+  }
+  const nested = t.sharded.find((s) => s.ref.scope === 'nested');
+  const nodes = pinnedNodes(t, where, params);
+  if (nodes === 'params') return { kind: 'params' };
+  if (nodes === 'mixed') {
+    return refuse(
+      `sharded tables ${names().join(', ')} are not joined on their key columns (or are in different keyspaces), so their rows may live on different nodes; ${crossNodeWhat(verb)} is not supported yet`,
+    );
+  }
+  if (nodes.size === 1) {
+    const node = nodes.values().next().value!;
+    // A subquery on a sharded table can only be answered by this node if that table has its key
+    // pinned too, which the analysis does not expose for nested scopes; unless one node owns all.
+    if (nested && nested.view.keyspace.owners.length > 1) {
+      return refuse(
+        `a subquery or CTE reading sharded table ${qualified(nested.view)} is not supported yet (its rows may live on other nodes)`,
+      );
+    }
+    return single(node);
+  }
+  // The planner decides whether it can be merged exactly (or refuses with its own sentence).
+  if (verb === 'select') return { kind: 'scatter', nodes: [...nodes].sort() };
+  if (verb === 'UPDATE' || verb === 'DELETE') {
+    // Each node updates its own rows, so the statement must not depend on rows elsewhere (a
+    // subquery on a sharded table would see only its node's) nor name one physical row (a
+    // cursor, a ctid: every node has a row at that spot).
+    if (nested)
+      return refuse(
+        `an ${verb} whose rows span nodes with a subquery or CTE reading sharded table ${qualified(nested.view)} is not supported yet`,
+      );
+    if (where.isCurrentOf)
+      return refuse(`${verb} ... WHERE CURRENT OF on rows that span nodes is not supported`);
+    if (/\bctid\b/i.test(a.sql))
+      return refuse(`an ${verb} naming ctid whose rows span nodes is not supported`);
+    return { kind: 'multi_write', nodes: [...nodes].sort() };
+  }
+  const first = t.sharded[0]!;
+  return refuse(
+    `${crossNodeWhat(verb)} is not supported yet (the key column "${first.view.keyColumn}" of ${qualified(first.view)} is not pinned to one node by the WHERE clause)`,
+  );
+}
+
+function crossNodeWhat(verb: Verb): string {
+  switch (verb) {
+    case 'select':
+    case 'read':
+      return 'a read across nodes';
+    case 'LOCK':
+      return 'LOCK of a sharded table (it spans nodes)';
+    default:
+      return `an ${verb} whose rows span nodes`;
+  }
+}
+
+/**
+ * The nodes the rows of the statement's sharded tables can be on, judged by key pins and key
+ * equalities; 'mixed' if the tables are not colocated by the statement itself.
+ */
+function pinnedNodes(
+  t: ClassifiedTables,
+  where: WhereFacts,
+  params: ParamSource | undefined,
+): Set<string> | 'mixed' | 'params' {
+  const tables = t.sharded;
+  const keyspace = tables[0]!.view.keyspace;
+  if (tables.some((s) => s.view.keyspace.name !== keyspace.name)) {
+    return keyspace.owners.length === 1 &&
+      tables.every((s) => s.view.keyspace.owners.join() === keyspace.owners.join())
+      ? new Set(keyspace.owners)
+      : 'mixed';
+  }
+  // Union-find over top-scope sharded references joined key = key.
+  const top = tables.filter((s) => s.ref.scope === 'top');
+  const parent = new Map<number, number>(top.map((s) => [s.index, s.index]));
+  const find = (i: number): number => {
+    let r = i;
+    while (parent.get(r) !== r) r = parent.get(r)!;
+    return r;
+  };
+  const keyOf = new Map<number, string>(top.map((s) => [s.index, s.view.keyColumn]));
+  for (const eq of where.joinEqualities) {
+    const l = eq.left.tableIndex;
+    const r = eq.right.tableIndex;
+    if (l === undefined || r === undefined || !parent.has(l) || !parent.has(r)) continue;
+    if (keyOf.get(l) === eq.left.column && keyOf.get(r) === eq.right.column)
+      parent.set(find(l), find(r));
+  }
+  const roots = new Set(top.map((s) => find(s.index)));
+  if (roots.size > 1 && keyspace.owners.length > 1) return 'mixed';
+
+  let nodes: Set<string> | undefined;
+  let needsParams = false;
+  for (const pin of where.pins) {
+    if (pin.ambiguous || pin.tableIndex === undefined || keyOf.get(pin.tableIndex) !== pin.column)
+      continue;
+    const owners = ownersOfPin(pin, keyspace, params);
+    if (owners === 'params') {
+      needsParams = true;
+      continue;
+    }
+    if (owners === 'unpinnable') continue;
+    nodes = nodes === undefined ? owners : new Set([...nodes].filter((n) => owners.has(n)));
+  }
+  if (nodes !== undefined) {
+    // `key = NULL` or disjoint pins match no row: any one owner answers (with nothing).
+    return nodes.size === 0 ? new Set([keyspace.owners[0]!]) : nodes;
+  }
+  if (needsParams) return 'params';
+  return new Set(keyspace.owners);
+}
+
+function ownersOfPin(
+  pin: KeyPin,
+  keyspace: ShardedView['keyspace'],
+  params: ParamSource | undefined,
+): Set<string> | 'params' | 'unpinnable' {
+  if (pin.matchesNothing) return new Set();
+  const hashes = hashPinValues(pin.values, keyspace.keyType, keyspace.seed, params);
+  if (hashes === 'params' || hashes === 'unpinnable') return hashes;
+  const owners = new Set<string>();
+  for (const h of hashes) if (h !== null) owners.add(keyspace.ownerOf(h));
+  return owners;
+}
+
+/** No sharded table: reference tables anywhere (written: everywhere), global tables at home. */
+function routeUnsharded(a: Analysis, t: ClassifiedTables, catalog: RoutingCatalog): Route {
+  const refWrite = t.writes.find((w) => w.view.kind === 'reference');
+  if (refWrite) {
+    if (t.global.length > 0) {
+      return refuse(
+        `a write to reference table ${qualified(refWrite.view)} that reads global table ${qualified(t.global[0]!.view)} is not supported (it must run on every node)`,
+      );
+    }
+    if (a.hasVolatileFunctions) {
+      return refuse(
+        `a write to reference table ${qualified(refWrite.view)} calling a volatile function is not supported (each node would store a different value)`,
+      );
+    }
+    return { kind: 'all', nodes: catalog.nodes, after: new Map(), why: 'reference_write' };
+  }
+  if (t.global.length > 0) return home(catalog, false);
+  // Reference tables only, or no table at all: every node answers alike.
+  return home(catalog, true);
+}

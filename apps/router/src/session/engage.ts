@@ -1,0 +1,240 @@
+// The backends a session holds, taken and given back: engage() gets the one for a node (held
+// already, or from the pool) with what must run there before the client's messages (its settings,
+// the deferred BEGIN, or the transaction so far on a node joining it); settle() after an exchange
+// tracks the transaction and, in transaction pooling, gives idle backends back.
+import { Writer, writeQuery } from '@tessera/pg-wire';
+import type { Backend } from '../pool/backend.js';
+import type { Pool } from '../pool/pool.js';
+import type { RoutingCatalog } from '../routing/catalog-view.js';
+import { RouterError, SQLSTATE } from '../errors.js';
+import type { Expectation } from './exchange.js';
+import { run1 } from './run.js';
+import type { Session } from './session.js';
+import { OpenTxn } from './txn.js';
+
+/** A statement that fails on purpose: the node's transaction fails as the client's did. */
+export const POISON_SQL =
+  "DO $tessera$ BEGIN RAISE EXCEPTION 'statement refused by the router'; END $tessera$";
+
+/**
+ * The backend for `node`, held (transaction, session mode, open cycle) or acquired now, with the
+ * messages that must precede the client's: settings replay, deferred BEGIN.
+ */
+export async function engage(
+  s: Session,
+  node: string,
+  catalog: RoutingCatalog,
+  begin = true,
+): Promise<{ backend: Backend; messages: Buffer[]; expect: Expectation[] }> {
+  const messages: Buffer[] = [];
+  const expect: Expectation[] = [];
+  const backend = await engageInto(s, node, catalog, begin, messages, expect);
+  return { backend, messages, expect };
+}
+
+/**
+ * engage() appending to the caller's `messages` and `expect`; synchronous (no promise, no
+ * event-loop turn) when the backend is held already or an idle one is in the pool.
+ */
+export function engageInto(
+  s: Session,
+  node: string,
+  catalog: RoutingCatalog,
+  begin: boolean,
+  messages: Buffer[],
+  expect: Expectation[],
+): Backend | Promise<Backend> {
+  let h = s.held.get(node);
+  if (h !== undefined && h.backend.dead && s.txn?.nodes.has(node)) {
+    // Its part of the transaction died with it: a fresh backend would run the statement
+    // outside the transaction. Failed until the client rolls back.
+    lost(s, h.backend);
+    throw new RouterError(
+      SQLSTATE.connectionFailure,
+      `the connection to node "${node}" was lost in the middle of the transaction; roll back`,
+    );
+  }
+  if (h === undefined || h.backend.dead) {
+    if (h) drop(s, node);
+    const pool = poolFor(s, catalog, node);
+    const idle = pool.tryAcquire();
+    if (idle === undefined) return acquireInto(s, pool, node, begin, messages, expect);
+    h = { backend: idle, pool };
+    s.held.set(node, h);
+  }
+  prepareBackend(s, h.backend, node, begin, messages, expect);
+  return h.backend;
+}
+
+async function acquireInto(
+  s: Session,
+  pool: Pool,
+  node: string,
+  begin: boolean,
+  messages: Buffer[],
+  expect: Expectation[],
+): Promise<Backend> {
+  const backend = await pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough);
+  s.held.set(node, { backend, pool });
+  prepareBackend(s, backend, node, begin, messages, expect);
+  return backend;
+}
+
+/** Settings replay and the deferred BEGIN, ahead of the client's messages. */
+function prepareBackend(
+  s: Session,
+  backend: Backend,
+  node: string,
+  begin: boolean,
+  messages: Buffer[],
+  expect: Expectation[],
+): void {
+  replaySettings(s, backend, messages, expect);
+  if (begin) takePrelude(s, node, messages, expect);
+}
+
+/** The session's settings on `backend`, if it has others, ahead of the client's messages. */
+export function replaySettings(
+  s: Session,
+  backend: Backend,
+  messages: Buffer[],
+  expect: Expectation[],
+): void {
+  const replay = s.settings.replayFor(backend.settingsKey);
+  if (replay !== undefined) {
+    messages.push(writeQuery(new Writer(replay.length + 16), replay).flush());
+    expect.push({ t: 'quiet' });
+    backend.settingsKey = s.settings.key();
+  }
+}
+
+/** The pool for `node`, remembered per catalog snapshot (its key is built once, not per statement). */
+export function poolFor(s: Session, catalog: RoutingCatalog, node: string): Pool {
+  if (s.poolsCatalog !== catalog) {
+    s.poolsCatalog = catalog;
+    s.poolsByNode.clear();
+  }
+  let pool = s.poolsByNode.get(node);
+  if (pool === undefined || pool.closed) {
+    pool = s.services.pools.pool(catalog, node, s.database, s.user);
+    s.poolsByNode.set(node, pool);
+  }
+  return pool;
+}
+
+/** The deferred BEGIN (and what followed it) for the node the transaction now runs on. */
+export function takePrelude(
+  s: Session,
+  node: string,
+  messages: Buffer[],
+  expect: Expectation[],
+): void {
+  const txn = s.txn;
+  if (txn !== undefined) {
+    if (txn.nodes.has(node)) return;
+    // A node joining the transaction: BEGIN (same options) and the savepoints and SETs so far,
+    // in order, so a later ROLLBACK TO or RELEASE means the same on every node.
+    if (txn.replayUncertain)
+      throw new RouterError(
+        SQLSTATE.featureNotSupported,
+        `this statement runs on node "${node}", which the transaction has not used yet, and the router cannot rebuild the transaction's state there (a multi-statement query failed midway); roll back, or send statements one by one`,
+      );
+    const failed = s.status() === 'E';
+    const sql = txn.replay.join('; ');
+    messages.push(writeQuery(new Writer(sql.length + 16), sql).flush());
+    expect.push({ t: 'quiet' });
+    txn.join(node);
+    if (failed) {
+      messages.push(writeQuery(new Writer(128), POISON_SQL).flush());
+      expect.push({ t: 'quiet' });
+    }
+    return;
+  }
+  if (s.prelude.length > 0) {
+    const sql = s.prelude.join('; ');
+    messages.push(writeQuery(new Writer(sql.length + 16), sql).flush());
+    expect.push({ t: 'quiet' });
+    s.txn = new OpenTxn(s.prelude);
+    s.txn.join(node);
+    s.prelude = [];
+    // The failed state the client saw, if any, must hold on the node too.
+    if (s.localStatus === 'E') {
+      messages.push(writeQuery(new Writer(128), POISON_SQL).flush());
+      expect.push({ t: 'quiet' });
+    }
+  }
+}
+
+/** After an exchange: track the transaction and give backends back to their pools. */
+export function settle(s: Session, node: string): void {
+  const h = s.held.get(node);
+  if (!h) return;
+  const b = h.backend;
+  if (b.dead) {
+    lost(s, b);
+    return;
+  }
+  const txn = s.txn;
+  if (b.status === 'I') {
+    if (txn?.nodes.has(node)) {
+      if (txn.nodes.size === 1 && !txn.broken) {
+        // The one node's COMMIT or ROLLBACK ended the transaction.
+        s.txn = undefined;
+        s.localStatus = 'I';
+        s.settingsAtBegin = undefined;
+      } else {
+        // A part ended on its own while others are open: it can no longer commit with them.
+        txn.nodes.delete(node);
+        txn.broken = true;
+      }
+    }
+    if (s.services.config.poolMode === 'transaction' && !s.cycleOpen) {
+      s.held.delete(node);
+      h.pool.release(b);
+    }
+  } else if (txn === undefined) {
+    // Begun by the client's own text (BEGIN inside a multi-statement query).
+    s.txn = new OpenTxn(['BEGIN']);
+    s.txn.join(node);
+    s.txn.wrote(node);
+  } else if (!txn.nodes.has(node)) {
+    txn.join(node);
+    txn.wrote(node);
+  }
+}
+
+/** A backend died under us: forget it; a transaction on it is lost (the client must roll back). */
+export function lost(s: Session, b: Backend): void {
+  for (const [node, h] of s.held) {
+    if (h.backend !== b) continue;
+    drop(s, node);
+    const txn = s.txn;
+    if (txn?.nodes.has(node)) {
+      // Its part of the transaction is gone: failed until the client rolls back (txn.ts).
+      txn.nodes.delete(node);
+      txn.broken = true;
+    }
+  }
+}
+
+/** Closes and forgets the backend held for `node` (left mid-transaction by a failed fan-out). */
+export function drop(s: Session, node: string): void {
+  const h = s.held.get(node);
+  if (!h) return;
+  s.held.delete(node);
+  if (!h.backend.dead) h.backend.destroy('dropped by its session');
+  h.pool.release(h.backend);
+}
+
+/** Puts the transaction on `node` into the failed state without a visible error. */
+export async function poison(s: Session, node: string): Promise<void> {
+  const h = s.held.get(node);
+  if (!h || h.backend.status === 'E') return;
+  await run1(s, h.backend, [writeQuery(new Writer(128), POISON_SQL).flush()], [{ t: 'quiet' }]);
+}
+
+/** A statement was refused or failed in the router: the transaction, if any, fails as in Postgres. */
+export async function failTransaction(s: Session): Promise<void> {
+  if (s.txnNode !== undefined) await poison(s, s.txnNode);
+  else if (s.localStatus === 'T') s.localStatus = 'E';
+}

@@ -1,0 +1,119 @@
+// Running an exchange (exchange.ts) on a backend for a session: the backend is tracked as running
+// (a CancelRequest reaches it; a client gone mid-statement makes the pool close it), COPY IN is
+// fed from the client's messages, and a backend shared with other sessions' reads is given back
+// after the answer, the client cut off if it stops reading.
+import { Writer, writeCopyFail } from '@tessera/pg-wire';
+import type { Backend } from '../pool/backend.js';
+import type { Pool } from '../pool/pool.js';
+import type { OutSink } from './client-out.js';
+import { exchange, type Expectation, type ExchangeResult } from './exchange.js';
+import { lost } from './engage.js';
+import type { Session } from './session.js';
+
+/** Unread bytes a client may leave on a pipelined read before it is cut off (lagging). */
+const SHARED_LAG_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/** Runs an exchange with cancel tracking and COPY IN pass-through. */
+export async function run1(
+  s: Session,
+  backend: Backend,
+  messages: Buffer[],
+  expect: Expectation[],
+  collectTags = false,
+  sink: OutSink = s.out,
+  onCopyIn?: () => void,
+): Promise<ExchangeResult> {
+  s.running.add(backend);
+  let copying: Promise<void> | undefined;
+  try {
+    const result = await exchange(
+      backend,
+      messages,
+      expect,
+      sink,
+      {
+        onCopyIn: () => {
+          if (onCopyIn) onCopyIn();
+          else copying = pumpCopyIn(s, backend);
+        },
+        onError: (code) => s.services.metrics.error(code),
+        owner: s,
+      },
+      collectTags,
+    );
+    if (copying !== undefined) await copying;
+    return result;
+  } catch (e) {
+    lost(s, backend);
+    throw e;
+  } finally {
+    s.running.delete(backend);
+  }
+}
+
+/**
+ * Runs a statement on a backend lent by `pool` that other sessions' statements are pipelined on
+ * (pipelined.ts), forwarding its answer, and gives the backend back.
+ */
+export async function runShared(
+  s: Session,
+  backend: Backend,
+  pool: Pool,
+  messages: Buffer[],
+  expect: readonly Expectation[],
+  parsing?: string,
+): Promise<void> {
+  s.running.add(backend);
+  try {
+    await exchange(backend, messages, expect, s.out, {
+      // A read cannot start a COPY; if the node says otherwise the connection is not trusted.
+      onCopyIn: () => backend.destroy('unexpected COPY on a pipelined read'),
+      onError: (code) => s.services.metrics.error(code),
+      owner: s,
+      onLag: () => lagging(s),
+    });
+  } catch (e) {
+    s.sendError(e);
+    s.out.push(s.readyFrame());
+  } finally {
+    s.running.delete(backend);
+    if (parsing !== undefined) backend.parsing.delete(parsing);
+    pool.giveBack(backend);
+  }
+  s.out.flush();
+}
+
+/**
+ * The client stopped reading while its rows come from a backend other clients share: the rows
+ * are kept for it up to a limit (pausing the backend would stall them), then it is cut off.
+ */
+function lagging(s: Session): void {
+  if (s.socket.writableLength <= SHARED_LAG_LIMIT_BYTES) return;
+  s.services.log.warn(
+    { client: s.pid, buffered: s.socket.writableLength },
+    'client cut off: it stopped reading rows of a read pipelined with other clients',
+  );
+  s.socket.destroy();
+  s.close();
+}
+
+/** Forwards the client's CopyData/CopyDone/CopyFail to a backend in COPY IN, as they come. */
+async function pumpCopyIn(s: Session, backend: Backend): Promise<void> {
+  while (!s.closed && !backend.dead) {
+    const m = await s.input.nextMessage();
+    if (m === undefined) return;
+    if (m.code === 0x64) {
+      backend.write(m.raw);
+      continue;
+    }
+    if (m.code === 0x63 || m.code === 0x66) {
+      backend.write(m.raw);
+      return;
+    }
+    if (m.code === 0x48 || m.code === 0x53) continue; // Flush/Sync during COPY: ignored, as Postgres does
+    // Anything else ends the COPY with an error, as Postgres would.
+    s.input.unshift(m);
+    backend.write(writeCopyFail(new Writer(64), 'unexpected message during COPY').flush());
+    return;
+  }
+}
