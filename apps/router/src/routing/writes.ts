@@ -5,8 +5,9 @@
 import type { Analysis } from '@tessera/sql';
 
 /**
- * Functions known to read only (no side effect, no write through SPI). A function not listed may be
- * a user's volatile function that writes, so a SELECT calling it counts as a write.
+ * Functions known to read only (no side effect, no write through SPI, no waiting on other
+ * sessions). A function not listed may be a user's volatile function that writes, so a SELECT
+ * calling it counts as a write (and is never pipelined with other clients' reads).
  */
 const READ_ONLY_FUNCTIONS: ReadonlySet<string> = new Set([
   'count',

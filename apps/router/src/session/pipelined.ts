@@ -10,12 +10,13 @@
 //
 // Only statements that cannot wait on another session are pipelined (one stuck behind a lock would
 // hold up the statements queued after it): plain SELECTs with no locking clause, no data-modifying
-// CTE, and no function outside a list known to have no side effects. Everything else (writes,
-// transactions, statements not yet prepared on the backend) takes a backend of its own as before.
+// CTE, and no function outside the read-only list of routing/writes.ts. Everything else (writes,
+// transactions, unnamed statements) takes a backend of its own as before.
 import { bindParam, bindStatementName } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
 import { route } from '../routing/route.js';
 import { routeLabel } from '../routing/route-types.js';
+import { isWrite } from '../routing/writes.js';
 import type { Expectation } from './exchange.js';
 import type { InMsg } from './client-in.js';
 import { poolFor, replaySettings } from './engage.js';
@@ -31,76 +32,13 @@ const EXPECT_DESCRIBE: Expectation = { t: 'describe_p' };
 const EXPECT_EXECUTE: Expectation = { t: 'execute' };
 const EXPECT_SYNC: Expectation = { t: 'sync' };
 
-/** Functions a pipelined read may call: they neither wait on other sessions nor change state. */
-const QUIET_FUNCTIONS = new Set([
-  'count',
-  'sum',
-  'avg',
-  'min',
-  'max',
-  'bool_and',
-  'bool_or',
-  'every',
-  'array_agg',
-  'string_agg',
-  'json_agg',
-  'jsonb_agg',
-  'lower',
-  'upper',
-  'length',
-  'char_length',
-  'octet_length',
-  'abs',
-  'round',
-  'floor',
-  'ceil',
-  'trunc',
-  'mod',
-  'greatest',
-  'least',
-  'substr',
-  'substring',
-  'trim',
-  'btrim',
-  'ltrim',
-  'rtrim',
-  'concat',
-  'concat_ws',
-  'replace',
-  'position',
-  'strpos',
-  'left',
-  'right',
-  'lpad',
-  'rpad',
-  'now',
-  'date_trunc',
-  'date_part',
-  'extract',
-  'to_char',
-  'to_date',
-  'to_timestamp',
-  'age',
-  'array_length',
-  'cardinality',
-  'unnest',
-  'generate_series',
-  'json_build_object',
-  'jsonb_build_object',
-  'to_json',
-  'to_jsonb',
-  'row_to_json',
-]);
-
-/** Whether `a` is a read that may share a backend with other sessions' reads. */
+/**
+ * Whether `a` is a read that may share a backend with other sessions' reads: a SELECT that is
+ * clearly read-only (routing/writes.ts: no locking clause, no data-modifying CTE, only functions
+ * known to neither write nor wait).
+ */
 export function pipelinableRead(a: Analysis): boolean {
-  if (a.kind !== 'select' || a.shape.hasLocking || a.hasDataModifyingCtes) return false;
-  if (a.hasVolatileFunctions) return false;
-  for (const f of a.functions) {
-    const bare = f.startsWith('pg_catalog.') ? f.slice('pg_catalog.'.length) : f;
-    if (!QUIET_FUNCTIONS.has(bare.toLowerCase())) return false;
-  }
-  return true;
+  return a.kind === 'select' && !isWrite(a);
 }
 
 /**
