@@ -117,7 +117,8 @@ export async function runProcess(
     child.kill('SIGKILL');
   }, timeoutMs);
   const code = await new Promise<number>((resolve) => {
-    child.once('exit', (c) => resolve(c ?? -1));
+    // 'close', not 'exit': only then has all of the child's output been read.
+    child.once('close', (c) => resolve(c ?? -1));
     child.once('error', (e) => {
       stderr += e.message;
       resolve(-1);

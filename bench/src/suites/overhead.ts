@@ -17,7 +17,7 @@ const DEFAULT_SCALE = 10;
  * The router pools in transaction mode: a few backends, about the node's cores, serve every
  * client, with reads pipelined when all are busy. PgBouncer in session mode needs one per client.
  */
-const ROUTER_POOL_SIZE = 4;
+export const ROUTER_POOL_SIZE = 4;
 const TARGETS = ['direct', 'router', 'pgbouncer', 'passthrough'] as const;
 
 /** The workloads: -S at 16 and 64 clients, writes and TPC-B-within-branch at 16. */

@@ -20,7 +20,7 @@ import { addRatios } from '../report/ratios.js';
 import { ownerOf, startBenchCatalog, type BenchCatalog } from '../targets/catalog.js';
 import { startRouter } from '../targets/router.js';
 import type { Target } from '../targets/target.js';
-import { progressLine } from './overhead.js';
+import { ROUTER_POOL_SIZE, progressLine } from './overhead.js';
 import { runStamp, type Suite, type SuiteContext } from './suite.js';
 
 const DEFAULT_BRANCHES_PER_NODE = 10;
@@ -122,8 +122,10 @@ async function runNodes(
         const s = await startRouter({
           name: `router ${k + 1}`,
           coordinator: catalog.address,
-          poolSize: n * clients,
+          poolSize: opts.routerPoolSize ?? ROUTER_POOL_SIZE,
           poolMode: opts.routerPoolMode,
+          workers: opts.routerWorkers,
+          pipelineDepth: opts.routerPipelineDepth,
           maxClients: n * clients + 20,
           startTimeoutMs: opts.routerStartTimeoutMs,
         });
@@ -232,6 +234,10 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
       branchesPerNode: opts.scale ?? DEFAULT_BRANCHES_PER_NODE,
       pgbenchThreads: opts.threads,
       routerPoolMode: opts.routerPoolMode,
+      routerPoolSize: opts.routerPoolSize ?? ROUTER_POOL_SIZE,
+      ...(opts.routerPipelineDepth !== undefined
+        ? { routerPipelineDepth: opts.routerPipelineDepth }
+        : {}),
       postgres: pgSettings,
     },
     targets: infos,
