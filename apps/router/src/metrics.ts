@@ -67,7 +67,7 @@ export function routerMetrics(
   });
   const pipelined = new Counter({
     name: 'tessera_router_pipelined_statements_total',
-    help: 'Reads sent on a backend other clients were using, pipelined, because every backend was busy',
+    help: "Reads sent pipelined on a backend other clients' reads were using",
     registers: [registry],
   });
   return {

@@ -1,7 +1,7 @@
-// Reads of several clients pipelined on one backend when every backend is busy
-// (session/pipelined.ts): each client gets its own rows and its own errors, a cancel reaches only
-// the statement it was meant for, writes and transactions never share, and --pipeline-depth 1
-// turns sharing off.
+// Reads of several clients pipelined on one backend (session/pipelined.ts): each client gets its
+// own rows and its own errors, a cancel reaches only the statement it was meant for, writes and
+// transactions never share, reads gather on an open lane but not behind a slow read while a
+// backend is idle, and --pipeline-depth 1 turns sharing off.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -163,6 +163,45 @@ describe('pipelined reads', () => {
       assert.equal((rb as PromiseRejectedResult).reason.code, '57014');
       // Both go on.
       assert.equal((await b.query({ ...SLOW, values: [3] })).rows[0].n, '3');
+    } finally {
+      await Promise.all([a.end(), b.end()]);
+    }
+  });
+
+  test('reads gather on an open lane before they take an idle backend', async () => {
+    // Four backends for three clients: before, each read took an idle backend of its own.
+    await c.restartRouter({ poolSize: 4, pipelineDepth: 8 });
+    const before = await pipelinedCount();
+    await withClients(3, async (cl, i) => {
+      for (let k = 0; k < 200; k++) {
+        const r = await cl.query({ ...READ, values: [i + 1, 2] });
+        assert.equal(r.rows[0].total, (i + 1) * 100 + 2);
+      }
+    });
+    const shared = (await pipelinedCount()) - before;
+    assert.ok(shared > 0, `reads that shared a backend: ${shared}`);
+  });
+
+  test('a read does not queue behind a slow one while a backend is idle', async () => {
+    const SLOW = { name: 'slow', text: 'select count(*) as n from generate_series(1, $1)' };
+    await c.restartRouter({ poolSize: 2, pipelineDepth: 8 });
+    const a = new pg.Client({ connectionString: c.url() });
+    const b = new pg.Client({ connectionString: c.url() });
+    await Promise.all([a.connect(), b.connect()]);
+    try {
+      await a.query({ ...SLOW, values: [1] });
+      await b.query({ ...SLOW, values: [1] });
+      let slowDone = false;
+      const slow = a.query({ ...SLOW, values: [8_000_000] }).then((r) => {
+        slowDone = true;
+        return r;
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      // The same statement, prepared on the slow read's lane: it could join it, and must not.
+      const fast = await b.query({ ...SLOW, values: [3] });
+      assert.equal(fast.rows[0].n, '3');
+      assert.equal(slowDone, false, 'the fast read waited for the slow one');
+      assert.equal((await slow).rows[0].n, '8000000');
     } finally {
       await Promise.all([a.end(), b.end()]);
     }

@@ -84,6 +84,8 @@ export class Backend {
   inFlight = 0;
   /** Reads the backend may still take in its current turn as a lane (Pool.makeLane). */
   laneTurnsLeft = 0;
+  /** When the statement now at the head of the sink queue became the one being answered. */
+  headSinceMs = 0;
   /** Names whose Parse is on its way: not usable by another pipelined statement until answered. */
   readonly parsing = new Set<string>();
   private readonly reader = new FrameReader();
@@ -294,12 +296,14 @@ export class Backend {
   }
 
   attach(sink: BackendSink): void {
-    this.lastUsedMs = Date.now();
+    const now = Date.now();
+    this.lastUsedMs = now;
     if (this.sink !== undefined && this.sink !== sink) {
       // Pipelined behind statements already sent: its frames come after theirs.
       this.queued.push(sink);
       return;
     }
+    if (this.sink === undefined) this.headSinceMs = now;
     this.sink = sink;
     // Frames may have arrived while idle and been drained; nothing is pending then.
   }
@@ -314,6 +318,7 @@ export class Backend {
     const next = sink === undefined ? undefined : this.queued.shift();
     if (sink === undefined) this.queued.length = 0;
     this.sink = next;
+    if (next !== undefined) this.headSinceMs = Date.now();
     const owner = next?.owner;
     if (owner !== undefined && this.cancelWanted?.delete(owner)) void this.sendCancel();
   }

@@ -1,12 +1,12 @@
-// Reads of several clients pipelined on one backend. An autocommit read takes an idle backend as
-// usual, but when every backend of the node's pool is busy it joins the pipeline of a backend
-// already running such reads (a lane, with the statement prepared and the same settings) instead
-// of waiting for one of its own: its Bind/Execute/Sync follow the other clients' on the
+// Reads of several clients pipelined on one backend. An autocommit read joins the pipeline of a
+// backend already running such reads (a lane, with the statement prepared and the same settings)
+// rather than take a backend of its own: its Bind/Execute/Sync follow the other clients' on the
 // connection, each ending with its own Sync, and the node answers in the same order, so each
 // answer goes to its own client (the backend's sink queue). Fewer backends serve more clients, and
-// the node reads several statements per wake-up. When no lane has room the read waits for a
-// backend in turn and opens a new lane on it; lanes take a bounded number of reads per turn, so
-// clients waiting for a backend of their own are served too (pool.ts).
+// the node reads several statements per wake-up. When no lane has room (or the open ones are stuck
+// on a slow read) the read opens a new lane on an idle backend, or waits for one in turn; lanes
+// take a bounded number of reads per turn, so clients waiting for a backend of their own are
+// served too (pool.ts).
 //
 // Only statements that cannot wait on another session are pipelined (one stuck behind a lock would
 // hold up the statements queued after it): plain SELECTs with no locking clause, no data-modifying
