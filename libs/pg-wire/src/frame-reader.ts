@@ -34,8 +34,10 @@ const EMPTY = Buffer.alloc(0);
  * themselves are never copied or grown, so a steady stream costs one small copy per chunk
  * boundary, not a copy of every byte.
  *
- * Views: a frame's `body` is valid until the next `push`; copy what must outlive it. (The reader
- * never writes into memory it has handed out, but holding a view pins its whole chunk.)
+ * Views: a frame's `body` stays valid for as long as it is held: the reader never writes into a
+ * chunk it was given or into memory it has handed out, so views may be forwarded (written to
+ * another socket) without a copy. The caller must not write into a chunk after pushing it (socket
+ * chunks are never reused). Holding a view pins its whole chunk.
  *
  * Errors: a bad length throws ProtocolError (SQLSTATE 08P01) as soon as the header is in, before
  * anything is allocated for the claimed size. The stream is then out of sync; close it.

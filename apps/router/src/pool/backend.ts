@@ -23,6 +23,8 @@ import {
 } from '@tessera/pg-wire';
 import { createHash } from 'node:crypto';
 import { RouterError, SQLSTATE } from '../errors.js';
+import { readInto } from './read-buffer.js';
+import { writePieces } from '../socket-write.js';
 import {
   PassThroughScramClient,
   type ScramClientRole,
@@ -61,9 +63,6 @@ export class BackendError extends Error {
 
 let nextId = 1;
 
-/** Largest batch of messages joined into one buffer before writing. */
-const CONCAT_MAX_BYTES = 16 * 1024;
-
 export class Backend {
   readonly id = nextId++;
   /** The node's own BackendKeyData, for forwarding CancelRequests. */
@@ -94,7 +93,6 @@ export class Backend {
   private readonly queued: BackendSink[] = [];
   /** Owners whose cancel waits until their statement is the one running. */
   private cancelWanted: Set<object> | undefined;
-  private lastChunk: Buffer | undefined;
 
   private constructor(
     readonly target: BackendTarget,
@@ -112,7 +110,12 @@ export class Backend {
     passThrough?: ScramPassThrough,
   ): Promise<Backend> {
     return new Promise((resolve, reject) => {
-      const socket = connect({ host: target.host, port: target.port });
+      // Bytes go to whatever handles them now: the login below, then listen().
+      const socket = connect({
+        host: target.host,
+        port: target.port,
+        onread: readInto((chunk) => backend.onChunk(chunk)),
+      });
       socket.setNoDelay(true);
       const backend = new Backend(target, socket);
       let settled = false;
@@ -230,13 +233,15 @@ export class Backend {
           fail(e as Error);
         }
       };
-      socket.on('data', onData);
+      backend.onChunk = onData;
     });
   }
 
+  /** What the socket read (read-buffer.ts): login messages first, then listen()'s handler. */
+  private onChunk: (chunk: Buffer) => void = () => undefined;
+
   private listen(): void {
-    this.socket.on('data', (chunk: Buffer) => {
-      this.lastChunk = chunk;
+    this.onChunk = (chunk: Buffer) => {
       try {
         this.reader.push(chunk);
       } catch (e) {
@@ -252,7 +257,7 @@ export class Backend {
         if (next === undefined || next === sink) return;
         sink = next;
       }
-    });
+    };
     this.socket.on('error', (e) => this.kill(e));
     this.socket.on('close', () => this.kill(new Error('the connection closed')));
   }
@@ -279,20 +284,9 @@ export class Backend {
     for (const q of this.queued.splice(0)) q.onClosed(this, e);
   }
 
-  /** The next complete frame received, or undefined. Its body is valid until the next chunk. */
+  /** The next complete frame received, or undefined; its body is a view of what the node sent. */
   nextFrame(): Frame | undefined {
     return this.reader.next();
-  }
-
-  /** Whether `view` lies in the socket's own chunk (safe to hand to another socket's write). */
-  isStable(view: Buffer): boolean {
-    const c = this.lastChunk;
-    return (
-      c !== undefined &&
-      view.buffer === c.buffer &&
-      view.byteOffset >= c.byteOffset &&
-      view.byteOffset + view.length <= c.byteOffset + c.length
-    );
   }
 
   attach(sink: BackendSink): void {
@@ -371,21 +365,9 @@ export class Backend {
   }
 
   private writeNow(data: Buffer | readonly Buffer[]): boolean {
-    if (Array.isArray(data)) {
-      const pieces = data as readonly Buffer[];
-      if (pieces.length === 1) return this.socket.write(pieces[0]!);
-      let total = 0;
-      for (const b of pieces) total += b.length;
-      // Small pieces (a Bind/Execute/Sync) leave as one buffer in one write(2), cheaper than a
-      // corked writev; big ones are not copied.
-      if (total <= CONCAT_MAX_BYTES) return this.socket.write(Buffer.concat(pieces, total));
-      this.socket.cork();
-      let ok = true;
-      for (const b of pieces) ok = this.socket.write(b);
-      this.socket.uncork();
-      return ok;
-    }
-    return this.socket.write(data as Buffer);
+    return Array.isArray(data)
+      ? writePieces(this.socket, data as readonly Buffer[])
+      : this.socket.write(data as Buffer);
   }
 
   private outbox: Buffer[] | undefined;

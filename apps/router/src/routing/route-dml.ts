@@ -97,15 +97,27 @@ function crossNodeWhat(verb: Verb): string {
   }
 }
 
+/** Which key column each top-scope sharded reference (by table index) pins through. */
+type PinPlan = { readonly keyOf: ReadonlyMap<number, string> } | 'mixed' | ReadonlySet<string>;
+
+// Per classified tables (memoized per statement and catalog, tables.ts) and WHERE facts: what
+// pinnedNodes decides before it looks at any value.
+const pinPlans = new WeakMap<ClassifiedTables, { where: WhereFacts; plan: PinPlan }>();
+
 /**
- * The nodes the rows of the statement's sharded tables can be on, judged by key pins and key
- * equalities; 'mixed' if the tables are not colocated by the statement itself.
+ * Whether the statement's sharded tables are colocated by the statement itself: the nodes when
+ * they are in different keyspaces all owned alike, 'mixed' when they are not colocated, else
+ * the key column of each top-scope reference, joined into one group by key = key equalities.
  */
-function pinnedNodes(
-  t: ClassifiedTables,
-  where: WhereFacts,
-  params: ParamSource | undefined,
-): Set<string> | 'mixed' | 'params' {
+function pinPlan(t: ClassifiedTables, where: WhereFacts): PinPlan {
+  const hit = pinPlans.get(t);
+  if (hit !== undefined && hit.where === where) return hit.plan;
+  const plan = makePinPlan(t, where);
+  pinPlans.set(t, { where, plan });
+  return plan;
+}
+
+function makePinPlan(t: ClassifiedTables, where: WhereFacts): PinPlan {
   const tables = t.sharded;
   const keyspace = tables[0]!.view.keyspace;
   if (tables.some((s) => s.view.keyspace.name !== keyspace.name)) {
@@ -132,8 +144,23 @@ function pinnedNodes(
   }
   const roots = new Set(top.map((s) => find(s.index)));
   if (roots.size > 1 && keyspace.owners.length > 1) return 'mixed';
+  return { keyOf };
+}
 
-  let nodes: Set<string> | undefined;
+/**
+ * The nodes the rows of the statement's sharded tables can be on, judged by key pins and key
+ * equalities; 'mixed' if the tables are not colocated by the statement itself.
+ */
+function pinnedNodes(
+  t: ClassifiedTables,
+  where: WhereFacts,
+  params: ParamSource | undefined,
+): ReadonlySet<string> | 'mixed' | 'params' {
+  const plan = pinPlan(t, where);
+  if (plan === 'mixed' || !('keyOf' in plan)) return plan;
+  const { keyOf } = plan;
+  const keyspace = t.sharded[0]!.view.keyspace;
+  let nodes: ReadonlySet<string> | undefined;
   let needsParams = false;
   for (const pin of where.pins) {
     if (pin.ambiguous || pin.tableIndex === undefined || keyOf.get(pin.tableIndex) !== pin.column)

@@ -31,7 +31,23 @@ export function lookupTable(
   return catalog.table(s, name) ?? { kind: 'global', schema: s, name };
 }
 
+// Per table list (analyses are cached by statement text, so a prepared statement's list is one
+// object) and catalog snapshot: a statement run again is not classified again.
+const classified = new WeakMap<
+  readonly TableRef[],
+  { catalog: RoutingCatalog; tables: ClassifiedTables }
+>();
+
+/** The statement's table references sorted by kind; the result must not be changed. */
 export function classify(refs: readonly TableRef[], catalog: RoutingCatalog): ClassifiedTables {
+  const hit = classified.get(refs);
+  if (hit !== undefined && hit.catalog === catalog) return hit.tables;
+  const tables = classifyNow(refs, catalog);
+  classified.set(refs, { catalog, tables });
+  return tables;
+}
+
+function classifyNow(refs: readonly TableRef[], catalog: RoutingCatalog): ClassifiedTables {
   const sharded: (ResolvedRef & { view: ShardedView })[] = [];
   const reference: ResolvedRef[] = [];
   const global: ResolvedRef[] = [];

@@ -26,7 +26,6 @@ export class ClientIn {
   private wake: (() => void) | undefined;
   private paused = false;
   private startupPhase = true;
-  private lastChunk: Buffer | undefined;
 
   /** Reads for `s`, through whichever socket it has now (s.socket changes at the TLS upgrade). */
   constructor(private readonly s: Session) {}
@@ -46,7 +45,6 @@ export class ClientIn {
 
   onData(chunk: Buffer): void {
     if (this.s.closed) return;
-    this.lastChunk = chunk;
     try {
       this.reader.push(chunk);
     } catch (e) {
@@ -65,15 +63,9 @@ export class ClientIn {
   private drainFrames(): void {
     try {
       for (let f = this.reader.next(); f; f = this.reader.next()) {
-        const whole = frameBytes(f);
-        const c = this.lastChunk;
-        const stable =
-          c !== undefined &&
-          whole.buffer === c.buffer &&
-          whole.byteOffset >= c.byteOffset &&
-          whole.byteOffset + whole.length <= c.byteOffset + c.length;
-        const raw = stable ? whole : Buffer.from(whole);
-        this.inbox.push({ code: f.code, raw, body: raw.subarray(5) });
+        // Views of what was received, valid as long as they are held (FrameReader).
+        const raw = frameBytes(f);
+        this.inbox.push({ code: f.code, raw, body: f.body });
         this.inboxBytes += raw.length;
       }
     } catch (e) {

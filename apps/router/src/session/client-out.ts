@@ -1,6 +1,7 @@
 // The client socket's write side: pieces gathered while one backend chunk (or one local answer)
-// is handled leave in one corked write, so a round trip costs as few syscalls as possible.
+// is handled leave in one write, so a round trip costs as few syscalls as possible.
 import type { Socket } from 'node:net';
+import { writePieces } from '../socket-write.js';
 
 /** Where an exchange puts the frames meant for the client. */
 export interface OutSink {
@@ -45,12 +46,7 @@ export class ClientOut implements OutSink {
     if (pieces.length === 0) return !this.socket.writableNeedDrain;
     this.pieces = [];
     if (this.closed) return true;
-    if (pieces.length === 1) return this.socket.write(pieces[0]!);
-    this.socket.cork();
-    let ok = true;
-    for (const p of pieces) ok = this.socket.write(p);
-    this.socket.uncork();
-    return ok;
+    return writePieces(this.socket, pieces);
   }
 
   /** Resolves when the socket drained (or closed). */

@@ -103,15 +103,11 @@ export function exchange(
       out.push(b);
     };
     const forward = (f: Frame): void => {
+      // A view of what the node sent, valid as long as it is held (FrameReader): no copy.
       const b = f.body;
       const start = b.byteOffset - 5;
       const end = b.byteOffset + b.length;
-      if (!backend.isStable(b)) {
-        // Part of a frame that straddled chunks: the reader's own memory, reused later. Copy.
-        emit(Buffer.from(b.buffer.slice(start, end)));
-        return;
-      }
-      if (runBuf !== undefined && runBuf.buffer === b.buffer && runEnd === start) {
+      if (runBuf !== undefined && runEnd === start && runBuf.buffer === b.buffer) {
         runEnd = end;
         return;
       }

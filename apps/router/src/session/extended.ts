@@ -91,6 +91,8 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
   // The node the batch's first pinned Bind goes to: statements that could run anywhere
   // (a Describe before that Bind) go there too, so the batch stays on one node.
   let bindRoutes: Map<number, Route> | undefined;
+  // Each Bind's statement name by index, read once.
+  const bindNames: string[] = [];
   let preferred: string | undefined;
   try {
     let parsed: Map<string, Analysis | undefined> | undefined;
@@ -101,7 +103,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
         const analyses = s.services.cache.get(p.sql);
         (parsed ??= new Map()).set(p.name, analyses.length === 1 ? analyses[0] : undefined);
       } else if (m.code === 0x42) {
-        const name = bindStatementName(m.body);
+        const name = (bindNames[k] = bindStatementName(m.body));
         const a =
           parsed !== undefined && parsed.has(name)
             ? parsed.get(name)
@@ -186,7 +188,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
           break;
         }
         case 0x42: {
-          const rec = statementNamed(s.statements, bindStatementName(m.body));
+          const rec = statementNamed(s.statements, bindNames[i] ?? bindStatementName(m.body));
           const portal = m.body[0] === 0 ? '' : m.body.toString('utf8', 0, m.body.indexOf(0));
           const a = rec.analysis;
           if (a === undefined) {

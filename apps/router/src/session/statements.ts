@@ -90,20 +90,20 @@ export function prepareOn(
   return name;
 }
 
-/** Bind with its statement name replaced (the rest of the body forwarded as it came). */
+/** Bind with its statement name replaced by `serverName`, a router name (ASCII, serverName()). */
 export function rewriteBindStatement(body: Buffer, serverName: string): Buffer {
   const portalEnd = body.indexOf(0);
   const stmtEnd = body.indexOf(0, portalEnd + 1);
-  const name = Buffer.from(serverName, 'utf8');
+  const nameLength = serverName.length;
   const restLength = body.length - stmtEnd - 1;
-  const length = 4 + portalEnd + 1 + name.length + 1 + restLength;
+  const length = 4 + portalEnd + 1 + nameLength + 1 + restLength;
   const out = Buffer.allocUnsafe(1 + length);
   out[0] = 0x42;
   out.writeInt32BE(length, 1);
   body.copy(out, 5, 0, portalEnd + 1);
-  name.copy(out, 5 + portalEnd + 1);
-  out[5 + portalEnd + 1 + name.length] = 0;
-  body.copy(out, 5 + portalEnd + 2 + name.length, stmtEnd + 1);
+  out.write(serverName, 5 + portalEnd + 1, 'latin1');
+  out[5 + portalEnd + 1 + nameLength] = 0;
+  body.copy(out, 5 + portalEnd + 2 + nameLength, stmtEnd + 1);
   return out;
 }
 

@@ -1,0 +1,39 @@
+// Where backend sockets read into (net.Socket `onread`): one buffer shared by every backend, the
+// bytes of each read copied at once into a slab that is only ever appended to. A read then costs
+// a small copy instead of an ArrayBuffer of its own and a trip through Readable, and views of what
+// was read stay valid however long they are held (FrameReader hands them out; exchange.ts forwards
+// them to clients without copying).
+import type { OnReadOpts } from 'node:net';
+
+/** Largest single read. */
+const READ_BYTES = 64 * 1024;
+/** Slab size: four reads of the largest size. */
+const SLAB_BYTES = 4 * READ_BYTES;
+
+/** Safe to share: a socket's read callback runs right after its read, before any other read. */
+const readBuffer = Buffer.allocUnsafeSlow(READ_BYTES);
+let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+let used = 0;
+
+/** `onread` options for a backend socket: `onBytes` gets what each read brought, kept. */
+export function readInto(onBytes: (chunk: Buffer) => void): OnReadOpts {
+  return {
+    buffer: readBuffer,
+    callback: (n) => {
+      onBytes(keep(n));
+      return true; // pausing is the caller's business (Backend.pause)
+    },
+  };
+}
+
+/** The `n` bytes just read, copied where nothing will overwrite them. */
+function keep(n: number): Buffer {
+  if (SLAB_BYTES - used < n) {
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+    used = 0;
+  }
+  readBuffer.copy(slab, used, 0, n);
+  const out = slab.subarray(used, used + n);
+  used += n;
+  return out;
+}
