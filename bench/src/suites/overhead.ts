@@ -15,7 +15,7 @@ import { runStamp, type Suite, type SuiteContext } from './suite.js';
 const DEFAULT_SCALE = 10;
 /**
  * The router pools in transaction mode: a few backends, about the node's cores, serve every
- * client, with reads pipelined when all are busy. PgBouncer in session mode needs one per client.
+ * client, with autocommit reads pipelined on them. PgBouncer in session mode needs one per client.
  */
 export const ROUTER_POOL_SIZE = 4;
 const TARGETS = ['direct', 'router', 'pgbouncer', 'passthrough'] as const;
