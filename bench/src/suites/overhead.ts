@@ -14,10 +14,11 @@ import { runStamp, type Suite, type SuiteContext } from './suite.js';
 
 const DEFAULT_SCALE = 10;
 /**
- * The router pools in transaction mode: a few backends, about the node's cores, serve every
- * client, with autocommit reads pipelined on them. PgBouncer in session mode needs one per client.
+ * The router runs with its own default pool (--pool-size 20) in transaction mode: autocommit
+ * reads gather pipelined on a few lanes whatever the pool size, and transactions get a backend
+ * each without waiting at these client counts. PgBouncer in session mode keeps one per client.
  */
-export const ROUTER_POOL_SIZE = 4;
+export const ROUTER_POOL_SIZE = 20;
 const TARGETS = ['direct', 'router', 'pgbouncer', 'passthrough'] as const;
 
 /** The workloads: -S at 16 and 64 clients, writes and TPC-B-within-branch at 16. */
