@@ -56,6 +56,22 @@ async function withClients<T>(
   }
 }
 
+const SLOW = { name: 'slow', text: 'select count(*) as n from generate_series(1, $1)' };
+
+/** Two clients with SLOW prepared on a backend by a first run of its own each. */
+async function withSlowPair(f: (a: pg.Client, b: pg.Client) => Promise<void>): Promise<void> {
+  const a = new pg.Client({ connectionString: c.url() });
+  const b = new pg.Client({ connectionString: c.url() });
+  await Promise.all([a.connect(), b.connect()]);
+  try {
+    await a.query({ ...SLOW, values: [1] });
+    await b.query({ ...SLOW, values: [1] });
+    await f(a, b);
+  } finally {
+    await Promise.all([a.end(), b.end()]);
+  }
+}
+
 describe('pipelined reads', () => {
   test('which statements may share a backend', () => {
     const ok = (sql: string) => pipelinableRead(analyze(sql));
@@ -134,16 +150,9 @@ describe('pipelined reads', () => {
   });
 
   test('a cancel waits for its own statement and leaves the one ahead of it alone', async () => {
-    const SLOW = { name: 'slow', text: 'select count(*) as n from generate_series(1, $1)' };
     // One backend for home: the slow reads run there one after the other.
     await c.restartRouter({ poolSize: 1, pipelineDepth: 8 });
-    const a = new pg.Client({ connectionString: c.url() });
-    const b = new pg.Client({ connectionString: c.url() });
-    await Promise.all([a.connect(), b.connect()]);
-    try {
-      // Prepared on the backend by a first run of its own.
-      await a.query({ ...SLOW, values: [1] });
-      await b.query({ ...SLOW, values: [1] });
+    await withSlowPair(async (a, b) => {
       const before = await pipelinedCount();
       const first = a.query({ ...SLOW, values: [8_000_000] });
       await new Promise((r) => setTimeout(r, 50));
@@ -163,9 +172,7 @@ describe('pipelined reads', () => {
       assert.equal((rb as PromiseRejectedResult).reason.code, '57014');
       // Both go on.
       assert.equal((await b.query({ ...SLOW, values: [3] })).rows[0].n, '3');
-    } finally {
-      await Promise.all([a.end(), b.end()]);
-    }
+    });
   });
 
   test('reads gather on an open lane before they take an idle backend', async () => {
@@ -183,14 +190,8 @@ describe('pipelined reads', () => {
   });
 
   test('a read does not queue behind a slow one while a backend is idle', async () => {
-    const SLOW = { name: 'slow', text: 'select count(*) as n from generate_series(1, $1)' };
     await c.restartRouter({ poolSize: 2, pipelineDepth: 8 });
-    const a = new pg.Client({ connectionString: c.url() });
-    const b = new pg.Client({ connectionString: c.url() });
-    await Promise.all([a.connect(), b.connect()]);
-    try {
-      await a.query({ ...SLOW, values: [1] });
-      await b.query({ ...SLOW, values: [1] });
+    await withSlowPair(async (a, b) => {
       let slowDone = false;
       const slow = a.query({ ...SLOW, values: [8_000_000] }).then((r) => {
         slowDone = true;
@@ -202,9 +203,7 @@ describe('pipelined reads', () => {
       assert.equal(fast.rows[0].n, '3');
       assert.equal(slowDone, false, 'the fast read waited for the slow one');
       assert.equal((await slow).rows[0].n, '8000000');
-    } finally {
-      await Promise.all([a.end(), b.end()]);
-    }
+    });
   });
 
   test('--pipeline-depth 1: no sharing', async () => {
