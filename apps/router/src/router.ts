@@ -17,6 +17,7 @@ import type { RouterServices } from './services.js';
 import type { RoutingCatalog } from './routing/catalog-view.js';
 import { VerifierSource } from './session/auth-verifiers.js';
 import { loadTlsContext } from './session/tls.js';
+import { acceptClient } from './client-socket.js';
 
 /** Deadline of one Decide call, and how long failed calls are retried before a commit is in doubt. */
 const DECIDE_DEADLINE_MS = 5_000;
@@ -71,7 +72,8 @@ export async function startRouter(
   const rm = routerMetrics(metrics.registry, () => pools.usage());
   const sessions = new Set<Session>();
 
-  const server = createServer();
+  // Paused: nothing is read before acceptClient() picks how the connection is read.
+  const server = createServer({ pauseOnConnect: true });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -133,8 +135,10 @@ export async function startRouter(
     roleSecrets,
   };
   worker?.onRelayedCancel((pid, secret) => services.cancels.cancelLocal(pid, secret));
-  server.on('connection', (socket: Socket) => {
-    const s = new Session(socket, services, (ended) => {
+  server.on('connection', (accepted: Socket) => {
+    const open = (onBytes: (chunk: Buffer) => void): Socket =>
+      acceptClient(accepted, onBytes, tls === undefined);
+    const s = new Session(open, services, (ended) => {
       if (sessions.delete(ended)) rm.clientConnections.dec();
       services.cancels.unregister(ended.pid);
     });

@@ -47,11 +47,11 @@ export class BodyReader {
   cstring(): string {
     const body = this.body;
     const at = this.offset;
-    const nul = body.indexOf(0, at);
+    const nul = findNul(body, at);
     if (nul < 0)
       throw new ProtocolError(`invalid message format: unterminated string in ${this.what}`);
     this.offset = nul + 1;
-    return body.toString('utf8', at, nul);
+    return utf8Text(body, at, nul);
   }
 
   /** A view of the next `n` bytes. */
@@ -78,7 +78,33 @@ export class BodyReader {
 
 /** Offset just past the NUL ending the string at `at` (for skipping names cheaply). */
 export function skipCString(body: Buffer, at: number, what: string): number {
-  const nul = body.indexOf(0, at);
+  const nul = findNul(body, at);
   if (nul < 0) throw new ProtocolError(`invalid message format: unterminated string in ${what}`);
   return nul + 1;
+}
+
+/** Bytes searched in JS before asking Buffer.indexOf (a call into C++, worth it only when long). */
+const SHORT_SCAN = 64;
+
+/** Index of the first NUL at or after `at`, or -1: names and tags are short, SQL text may not be. */
+export function findNul(body: Buffer, at: number): number {
+  const len = body.length;
+  const stop = Math.min(len, at + SHORT_SCAN);
+  for (let i = at; i < stop; i++) if (body[i] === 0) return i;
+  return stop < len ? body.indexOf(0, stop) : -1;
+}
+
+/** Longest text decoded in JS; beyond it (or at the first non-ASCII byte) Buffer.toString does. */
+const SHORT_TEXT = 32;
+
+/** body[start, end) as UTF-8 text; short ASCII (statement names, portals, tags) without C++. */
+export function utf8Text(body: Buffer, start: number, end: number): string {
+  if (end - start > SHORT_TEXT) return body.toString('utf8', start, end);
+  let s = '';
+  for (let i = start; i < end; i++) {
+    const c = body[i]!;
+    if (c >= 0x80) return body.toString('utf8', start, end);
+    s += String.fromCharCode(c);
+  }
+  return s;
 }

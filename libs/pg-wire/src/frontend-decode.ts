@@ -1,6 +1,6 @@
 // Decoders for the client messages a router looks into. Byte fields come back as views of the
 // frame body (valid as long as the body is); strings are decoded because routing needs them.
-import { BodyReader, skipCString } from './body-reader.js';
+import { BodyReader, skipCString, utf8Text } from './body-reader.js';
 import { ProtocolError, truncated } from './errors.js';
 
 /** Query: the SQL text. */
@@ -102,7 +102,7 @@ export function bindParam(body: Buffer, index: number): BindParam | undefined {
 export function bindStatementName(body: Buffer): string {
   const at = skipCString(body, 0, 'Bind');
   const end = skipCString(body, at, 'Bind');
-  return body.toString('utf8', at, end - 1);
+  return utf8Text(body, at, end - 1);
 }
 
 export interface DescribeOrClose {

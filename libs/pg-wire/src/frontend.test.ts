@@ -270,3 +270,33 @@ test('COPY from the client side', () => {
   assert.equal(data?.body.toString(), '1\tone\n');
   assert.equal(decodeCopyFail(fail!.body), 'nope');
 });
+
+test('names decode the same whether short, long, or not ASCII', () => {
+  for (const name of [
+    '',
+    's',
+    'P0_12',
+    'x'.repeat(31),
+    'y'.repeat(33),
+    'z'.repeat(200),
+    'naïve_名前',
+  ]) {
+    const body = one(
+      writeBind(new Writer(), { portal: name, statement: name, params: ['1'] }),
+      FrontendCode.Bind,
+    );
+    assert.equal(bindStatementName(body), name);
+    const d = decodeBind(body);
+    assert.equal(d.portal, name);
+    assert.equal(d.statement, name);
+    assert.equal(
+      decodeDescribe(one(writeDescribe(new Writer(), 'S', name), FrontendCode.Describe)).name,
+      name,
+    );
+  }
+  // A name whose NUL is missing (within or beyond the short scan) is a protocol error.
+  for (const length of [3, 100]) {
+    const body = Buffer.from('n'.repeat(length));
+    assert.throws(() => bindStatementName(body), ProtocolError);
+  }
+});

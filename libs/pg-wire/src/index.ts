@@ -156,3 +156,4 @@ export {
 export { saslprep } from './saslprep.js';
 export { ScramServer } from './scram-server.js';
 export { ScramClient } from './scram-client.js';
+export { findNul, utf8Text } from './body-reader.js';

@@ -290,14 +290,12 @@ export class Backend {
   }
 
   attach(sink: BackendSink): void {
-    const now = Date.now();
-    this.lastUsedMs = now;
     if (this.sink !== undefined && this.sink !== sink) {
       // Pipelined behind statements already sent: its frames come after theirs.
       this.queued.push(sink);
       return;
     }
-    if (this.sink === undefined) this.headSinceMs = now;
+    if (this.sink === undefined) this.headSinceMs = Date.now();
     this.sink = sink;
     // Frames may have arrived while idle and been drained; nothing is pending then.
   }

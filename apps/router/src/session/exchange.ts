@@ -47,8 +47,11 @@ export interface ExchangeResult {
 }
 
 export interface ExchangeHooks {
-  /** The backend entered COPY IN for a forwarded statement: feed it the client's CopyData. */
-  onCopyIn(): void;
+  /**
+   * The backend entered COPY IN for a forwarded statement: feed it the client's CopyData. A
+   * promise returned is waited for before the exchange settles.
+   */
+  onCopyIn(backend: Backend): Promise<void> | void;
   /** SQLSTATE of every error forwarded (metrics). */
   onError(sqlstate: string): void;
   /** The session the statement is for (a cancel waits for its turn on a shared backend). */
@@ -58,7 +61,12 @@ export interface ExchangeHooks {
    * behind then calls this instead of pausing the backend, which would stall them too.
    */
   readonly onLag?: () => void;
+  /** The exchange is over, just before its promise settles; `failed` if the backend was lost. */
+  readonly onEnd?: (backend: Backend, failed: boolean) => void;
 }
+
+/** Tags of an exchange that does not collect them: shared, never written. */
+const NO_TAGS: string[] = [];
 
 /**
  * Sends `messages` to `backend` and forwards its answers as `expect` says, until every
@@ -72,230 +80,284 @@ export function exchange(
   hooks: ExchangeHooks,
   collectTags = false,
 ): Promise<ExchangeResult> {
-  const result: ExchangeResult = {
-    status: undefined,
-    error: undefined,
-    tags: [],
-    quietError: undefined,
-  };
   return new Promise<ExchangeResult>((resolve, reject) => {
-    let head = 0;
-    let finished = false;
-    // A run of forwarded frames contiguous in one buffer becomes one view.
-    let runBuf: Buffer | undefined;
-    let runStart = 0;
-    let runEnd = 0;
+    new Exchange(backend, expect, out, hooks, collectTags, resolve, reject).start(messages);
+  });
+}
 
-    const finish = (): void => {
-      if (finished) return;
-      finished = true;
-      backend.detach(sink);
-      resolve(result);
-    };
-    const emitRun = (): void => {
-      if (runBuf !== undefined) {
-        out.push(Buffer.from(runBuf.buffer, runStart, runEnd - runStart));
-        runBuf = undefined;
-      }
-    };
-    const emit = (b: Buffer): void => {
-      emitRun();
-      out.push(b);
-    };
-    const forward = (f: Frame): void => {
-      // A view of what the node sent, valid as long as it is held (FrameReader): no copy.
-      const b = f.body;
-      const start = b.byteOffset - 5;
-      const end = b.byteOffset + b.length;
-      if (runBuf !== undefined && runEnd === start && runBuf.buffer === b.buffer) {
-        runEnd = end;
-        return;
-      }
-      emitRun();
-      runBuf = b;
-      runStart = start;
-      runEnd = end;
-    };
-    const emitSynthetic = (): void => {
-      let e = expect[head];
-      while (e !== undefined && e.t === 'synthetic') {
-        emit(e.bytes);
-        e = expect[++head];
-      }
-    };
-    const flushOut = (): void => {
-      emitRun();
-      if (!out.flush()) {
-        if (hooks.onLag !== undefined) return hooks.onLag();
-        backend.pause();
-        void out.drained().then(() => backend.resume());
-      }
-    };
+/**
+ * One exchange's state, and the backend's sink while it runs: one object per statement rather
+ * than a closure per step (this runs for every statement; allocation is most of its cost).
+ */
+class Exchange implements BackendSink {
+  readonly owner: object | undefined;
+  private readonly result: ExchangeResult;
+  private head = 0;
+  private finished = false;
+  /** Feeding a COPY IN (hooks.onCopyIn): the exchange settles after it. */
+  private pump: Promise<void> | undefined = undefined;
+  // A run of forwarded frames contiguous in one buffer becomes one view.
+  private runMemory: ArrayBufferLike | undefined = undefined;
+  private runStart = 0;
+  private runEnd = 0;
 
-    const sink: BackendSink = {
-      owner: hooks.owner,
-      onReadable(): void {
-        try {
-          for (let f = backend.nextFrame(); f; f = backend.nextFrame()) {
-            handle(f);
-            if (head >= expect.length) break;
-          }
-        } catch (e) {
-          flushOut();
-          backend.destroy('protocol error from node');
-          fail(e as Error);
-          return;
-        }
-        if (head >= expect.length) {
-          // The caller adds its own frames (ReadyForQuery) and flushes once.
-          emitRun();
-          finish();
-        } else {
-          flushOut();
-        }
-      },
-      onClosed(_b, error): void {
-        flushOut();
-        fail(error);
-      },
+  constructor(
+    private readonly backend: Backend,
+    private readonly expect: readonly Expectation[],
+    private readonly out: OutSink,
+    private readonly hooks: ExchangeHooks,
+    private readonly collectTags: boolean,
+    private readonly resolve: (r: ExchangeResult) => void,
+    private readonly reject: (e: Error) => void,
+  ) {
+    this.owner = hooks.owner;
+    this.result = {
+      status: undefined,
+      error: undefined,
+      tags: collectTags ? [] : NO_TAGS,
+      quietError: undefined,
     };
-    const fail = (error: Error): void => {
-      if (finished) return;
-      finished = true;
-      reject(
-        error instanceof RouterError
-          ? error
-          : new RouterError(
-              SQLSTATE.connectionFailure,
-              `the connection to node "${backend.target.node}" was lost: ${error.message}`,
-            ),
-      );
-    };
+  }
 
-    const handle = (f: Frame): void => {
-      const e = expect[head];
-      if (e === undefined)
-        throw new RouterError(
-          SQLSTATE.connectionFailure,
-          `node "${backend.target.node}" sent an unexpected message`,
-        );
-      const code = f.code;
-      // Asynchronous messages may come at any point.
-      if (
-        code === BackendCode.NoticeResponse ||
-        code === BackendCode.ParameterStatus ||
-        code === BackendCode.NotificationResponse
-      ) {
-        if (e.t !== 'quiet' || code === BackendCode.NotificationResponse) forward(f);
-        return;
-      }
-      if (code === BackendCode.ErrorResponse) {
-        const fields = decodeErrorResponse(f.body);
-        if (e.t === 'quiet') {
-          result.quietError ??= fields;
-          return;
-        }
-        if (e.t === 'poison') {
-          emit(e.bytes);
-        } else {
-          result.error ??= fields;
-          hooks.onError(fields.code);
-          forward(f);
-        }
-        if (e.t === 'query') return;
-        if (e.t === 'one' && e.unprepare !== undefined) backend.prepared.delete(e.unprepare);
-        // The node now skips to the Sync; so do the expectations.
-        while (head < expect.length && expect[head]!.t !== 'sync') {
-          const skipped = expect[head]!;
-          if (skipped.t === 'one' && skipped.unprepare !== undefined)
-            backend.prepared.delete(skipped.unprepare);
-          head++;
-        }
-        return;
-      }
-      switch (e.t) {
-        case 'quiet':
-          if (code === BackendCode.ReadyForQuery) {
-            backend.status = decodeReadyForQuery(f.body);
-            head++;
-            emitSynthetic();
-          }
-          return;
-        case 'query':
-          if (code === BackendCode.ReadyForQuery) {
-            backend.status = result.status = decodeReadyForQuery(f.body);
-            if (e.ready) forward(f);
-            head++;
-            emitSynthetic();
-            return;
-          }
-          if (code === BackendCode.CommandComplete && collectTags)
-            result.tags.push(decodeCommandComplete(f.body));
-          forward(f);
-          if (code === BackendCode.CopyInResponse) {
-            flushOut();
-            hooks.onCopyIn();
-          }
-          return;
-        case 'one':
-          if (e.forward) forward(f);
-          head++;
-          emitSynthetic();
-          return;
-        case 'describe_s':
-          forward(f);
-          if (code !== BackendCode.ParameterDescription) {
-            head++;
-            emitSynthetic();
-          }
-          return;
-        case 'describe_p':
-          forward(f);
-          head++;
-          emitSynthetic();
-          return;
-        case 'execute':
-          forward(f);
-          if (
-            code === BackendCode.CommandComplete ||
-            code === BackendCode.PortalSuspended ||
-            code === BackendCode.EmptyQueryResponse
-          ) {
-            if (code === BackendCode.CommandComplete && collectTags)
-              result.tags.push(decodeCommandComplete(f.body));
-            head++;
-            emitSynthetic();
-          } else if (code === BackendCode.CopyInResponse) {
-            flushOut();
-            hooks.onCopyIn();
-          }
-          return;
-        case 'sync':
-          if (code !== BackendCode.ReadyForQuery) {
-            forward(f);
-            return;
-          }
-          backend.status = result.status = decodeReadyForQuery(f.body);
-          forward(f);
-          head++;
-          emitSynthetic();
-          return;
-        case 'poison':
-          // Whatever the poison answers before its error is the router's own business.
-          return;
-        case 'synthetic':
-          // emitSynthetic keeps synthetic entries off the head.
-          throw new Error('unreachable: synthetic expectation at head');
-      }
-    };
-
-    emitSynthetic();
-    if (head >= expect.length) {
-      resolve(result);
-      finished = true;
+  start(messages: readonly Buffer[]): void {
+    this.emitSynthetic();
+    if (this.head >= this.expect.length) {
+      this.finished = true;
+      this.settle(undefined);
       return;
     }
-    backend.attach(sink);
-    backend.write(messages);
-  });
+    this.backend.attach(this);
+    try {
+      this.backend.write(messages);
+    } catch (e) {
+      this.backend.detach(this);
+      this.fail(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
+  onReadable(): void {
+    const backend = this.backend;
+    const n = this.expect.length;
+    try {
+      for (let f = backend.nextFrame(); f; f = backend.nextFrame()) {
+        this.handle(f);
+        if (this.head >= n) break;
+      }
+    } catch (e) {
+      this.flushOut();
+      backend.destroy('protocol error from node');
+      this.fail(e as Error);
+      return;
+    }
+    if (this.head >= n) {
+      // The caller adds its own frames (ReadyForQuery) and flushes once.
+      this.emitRun();
+      this.finish();
+    } else {
+      this.flushOut();
+    }
+  }
+
+  onClosed(_b: Backend, error: Error): void {
+    this.flushOut();
+    this.fail(error);
+  }
+
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.backend.detach(this);
+    const pump = this.pump;
+    if (pump === undefined) return this.settle(undefined);
+    pump.then(
+      () => this.settle(undefined),
+      (e: unknown) => this.settle(e instanceof Error ? e : new Error(String(e))),
+    );
+  }
+
+  private fail(error: Error): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.settle(
+      error instanceof RouterError
+        ? error
+        : new RouterError(
+            SQLSTATE.connectionFailure,
+            `the connection to node "${this.backend.target.node}" was lost: ${error.message}`,
+          ),
+    );
+  }
+
+  private settle(error: Error | undefined): void {
+    this.hooks.onEnd?.(this.backend, error !== undefined);
+    if (error === undefined) this.resolve(this.result);
+    else this.reject(error);
+  }
+
+  private copyIn(): void {
+    this.flushOut();
+    const pump = this.hooks.onCopyIn(this.backend);
+    if (pump !== undefined) this.pump = pump;
+  }
+
+  private emitRun(): void {
+    const memory = this.runMemory;
+    if (memory !== undefined) {
+      this.out.push(Buffer.from(memory, this.runStart, this.runEnd - this.runStart));
+      this.runMemory = undefined;
+    }
+  }
+
+  private emit(b: Buffer): void {
+    this.emitRun();
+    this.out.push(b);
+  }
+
+  private forward(f: Frame): void {
+    // A view of what the node sent, valid as long as it is held (FrameReader): no copy.
+    const b = f.body;
+    const start = b.byteOffset - 5;
+    const end = b.byteOffset + b.length;
+    const memory = b.buffer;
+    if (this.runEnd === start && this.runMemory === memory) {
+      this.runEnd = end;
+      return;
+    }
+    this.emitRun();
+    this.runMemory = memory;
+    this.runStart = start;
+    this.runEnd = end;
+  }
+
+  private emitSynthetic(): void {
+    const expect = this.expect;
+    let e = expect[this.head];
+    while (e !== undefined && e.t === 'synthetic') {
+      this.emit(e.bytes);
+      e = expect[++this.head];
+    }
+  }
+
+  private flushOut(): void {
+    this.emitRun();
+    if (!this.out.flush()) {
+      if (this.hooks.onLag !== undefined) return this.hooks.onLag();
+      const backend = this.backend;
+      backend.pause();
+      void this.out.drained().then(() => backend.resume());
+    }
+  }
+
+  /** The head expectation is met: the next one up, synthetic frames sent on the way. */
+  private next(): void {
+    this.head++;
+    this.emitSynthetic();
+  }
+
+  private handle(f: Frame): void {
+    const e = this.expect[this.head];
+    const backend = this.backend;
+    const result = this.result;
+    if (e === undefined)
+      throw new RouterError(
+        SQLSTATE.connectionFailure,
+        `node "${backend.target.node}" sent an unexpected message`,
+      );
+    const code = f.code;
+    // Asynchronous messages may come at any point.
+    if (
+      code === BackendCode.NoticeResponse ||
+      code === BackendCode.ParameterStatus ||
+      code === BackendCode.NotificationResponse
+    ) {
+      if (e.t !== 'quiet' || code === BackendCode.NotificationResponse) this.forward(f);
+      return;
+    }
+    if (code === BackendCode.ErrorResponse) {
+      const fields = decodeErrorResponse(f.body);
+      if (e.t === 'quiet') {
+        result.quietError ??= fields;
+        return;
+      }
+      if (e.t === 'poison') {
+        this.emit(e.bytes);
+      } else {
+        result.error ??= fields;
+        this.hooks.onError(fields.code);
+        this.forward(f);
+      }
+      if (e.t === 'query') return;
+      if (e.t === 'one' && e.unprepare !== undefined) backend.prepared.delete(e.unprepare);
+      // The node now skips to the Sync; so do the expectations.
+      const expect = this.expect;
+      while (this.head < expect.length && expect[this.head]!.t !== 'sync') {
+        const skipped = expect[this.head]!;
+        if (skipped.t === 'one' && skipped.unprepare !== undefined)
+          backend.prepared.delete(skipped.unprepare);
+        this.head++;
+      }
+      return;
+    }
+    switch (e.t) {
+      case 'quiet':
+        if (code === BackendCode.ReadyForQuery) {
+          backend.status = decodeReadyForQuery(f.body);
+          this.next();
+        }
+        return;
+      case 'query':
+        if (code === BackendCode.ReadyForQuery) {
+          backend.status = result.status = decodeReadyForQuery(f.body);
+          if (e.ready) this.forward(f);
+          this.next();
+          return;
+        }
+        if (code === BackendCode.CommandComplete && this.collectTags)
+          result.tags.push(decodeCommandComplete(f.body));
+        this.forward(f);
+        if (code === BackendCode.CopyInResponse) this.copyIn();
+        return;
+      case 'one':
+        if (e.forward) this.forward(f);
+        this.next();
+        return;
+      case 'describe_s':
+        this.forward(f);
+        if (code !== BackendCode.ParameterDescription) this.next();
+        return;
+      case 'describe_p':
+        this.forward(f);
+        this.next();
+        return;
+      case 'execute':
+        this.forward(f);
+        if (
+          code === BackendCode.CommandComplete ||
+          code === BackendCode.PortalSuspended ||
+          code === BackendCode.EmptyQueryResponse
+        ) {
+          if (code === BackendCode.CommandComplete && this.collectTags)
+            result.tags.push(decodeCommandComplete(f.body));
+          this.next();
+        } else if (code === BackendCode.CopyInResponse) {
+          this.copyIn();
+        }
+        return;
+      case 'sync':
+        if (code !== BackendCode.ReadyForQuery) {
+          this.forward(f);
+          return;
+        }
+        backend.status = result.status = decodeReadyForQuery(f.body);
+        this.forward(f);
+        this.next();
+        return;
+      case 'poison':
+        // Whatever the poison answers before its error is the router's own business.
+        return;
+      case 'synthetic':
+        // emitSynthetic keeps synthetic entries off the head.
+        throw new Error('unreachable: synthetic expectation at head');
+    }
+  }
 }

@@ -6,15 +6,19 @@ import { Writer, writeCopyFail } from '@tessera/pg-wire';
 import type { Backend } from '../pool/backend.js';
 import type { Pool } from '../pool/pool.js';
 import type { OutSink } from './client-out.js';
-import { exchange, type Expectation, type ExchangeResult } from './exchange.js';
+import { exchange, type ExchangeHooks, type Expectation, type ExchangeResult } from './exchange.js';
 import { lost } from './engage.js';
 import type { Session } from './session.js';
 
 /** Unread bytes a client may leave on a pipelined read before it is cut off (lagging). */
 const SHARED_LAG_LIMIT_BYTES = 16 * 1024 * 1024;
 
-/** Runs an exchange with cancel tracking and COPY IN pass-through. */
-export async function run1(
+/**
+ * Runs an exchange with cancel tracking and COPY IN pass-through. The exchange's own promise,
+ * not an async wrapper around it: this runs for every statement, and each level of promises
+ * costs a microtask turn.
+ */
+export function run1(
   s: Session,
   backend: Backend,
   messages: Buffer[],
@@ -23,32 +27,28 @@ export async function run1(
   sink: OutSink = s.out,
   onCopyIn?: () => void,
 ): Promise<ExchangeResult> {
-  s.running.add(backend);
-  let copying: Promise<void> | undefined;
-  try {
-    const result = await exchange(
-      backend,
-      messages,
-      expect,
-      sink,
-      {
-        onCopyIn: () => {
-          if (onCopyIn) onCopyIn();
-          else copying = pumpCopyIn(s, backend);
-        },
-        onError: (code) => s.services.metrics.error(code),
-        owner: s,
-      },
-      collectTags,
-    );
-    if (copying !== undefined) await copying;
-    return result;
-  } catch (e) {
-    lost(s, backend);
-    throw e;
-  } finally {
-    s.running.delete(backend);
-  }
+  s.running.push(backend);
+  return exchange(
+    backend,
+    messages,
+    expect,
+    sink,
+    onCopyIn === undefined ? sessionHooks(s) : { ...sessionHooks(s), onCopyIn },
+    collectTags,
+  );
+}
+
+/** The hooks of a session's exchanges, made once per session. */
+function sessionHooks(s: Session): ExchangeHooks {
+  return (s.exchangeHooks ??= {
+    onCopyIn: (backend) => pumpCopyIn(s, backend),
+    onError: (code) => s.services.metrics.error(code),
+    owner: s,
+    onEnd: (backend, failed) => {
+      stopRunning(s, backend);
+      if (failed) lost(s, backend);
+    },
+  });
 }
 
 /**
@@ -63,9 +63,10 @@ export async function runShared(
   expect: readonly Expectation[],
   parsing?: string,
 ): Promise<void> {
-  s.running.add(backend);
+  s.running.push(backend);
   try {
     await exchange(backend, messages, expect, s.out, {
+      onEnd: (b) => stopRunning(s, b),
       // A read cannot start a COPY; if the node says otherwise the connection is not trusted.
       onCopyIn: () => backend.destroy('unexpected COPY on a pipelined read'),
       onError: (code) => s.services.metrics.error(code),
@@ -76,7 +77,6 @@ export async function runShared(
     s.sendError(e);
     s.out.push(s.readyFrame());
   } finally {
-    s.running.delete(backend);
     if (parsing !== undefined) backend.parsing.delete(parsing);
     pool.giveBack(backend);
   }
@@ -116,4 +116,12 @@ async function pumpCopyIn(s: Session, backend: Backend): Promise<void> {
     backend.write(writeCopyFail(new Writer(64), 'unexpected message during COPY').flush());
     return;
   }
+}
+
+/** `backend` no longer runs a statement for `s` (an array: a Set shrinks its table on every delete). */
+function stopRunning(s: Session, backend: Backend): void {
+  const running = s.running;
+  const i = running.lastIndexOf(backend);
+  if (i === running.length - 1) running.pop();
+  else if (i >= 0) running.splice(i, 1);
 }

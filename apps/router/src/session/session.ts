@@ -27,6 +27,7 @@ import { handleQuery } from './simple-query.js';
 import { handleBatch } from './extended.js';
 import { runPipelined } from './pipelined.js';
 import type { OpenTxn } from './txn.js';
+import type { ExchangeHooks } from './exchange.js';
 
 interface Held {
   readonly backend: Backend;
@@ -71,8 +72,10 @@ export class Session implements Cancellable {
   /** After an error the router raised in an extended batch: drop messages until Sync. */
   skipUntilSync = false;
   readonly held = new Map<string, Held>();
+  /** What every exchange of this session reports to (run.ts), made on first use. */
+  exchangeHooks: ExchangeHooks | undefined;
   /** Backends an exchange runs on now (run.ts): where a CancelRequest goes. */
-  readonly running = new Set<Backend>();
+  readonly running: Backend[] = [];
   /** Pools by node, remembered per catalog snapshot (engage.ts poolFor). */
   poolsCatalog: RoutingCatalog | undefined;
   readonly poolsByNode = new Map<string, Pool>();
@@ -81,11 +84,16 @@ export class Session implements Cancellable {
   /** Set when the connection is over --max-clients: answered after its startup packet. */
   refusal: RouterError | undefined;
 
+  /**
+   * `open` gives the client socket; it may deliver reads to the callback it is given instead of
+   * emitting 'data' (client-socket.ts).
+   */
   constructor(
-    socket: Socket,
+    open: (onBytes: (chunk: Buffer) => void) => Socket,
     readonly services: RouterServices,
     private readonly onEnd: (s: Session) => void,
   ) {
+    const socket = open(this.onSocketData);
     this.socket = socket;
     this.out = new ClientOut(socket);
     socket.setNoDelay(true);
@@ -123,9 +131,11 @@ export class Session implements Cancellable {
       while (!this.closed) {
         // Messages already in the inbox are taken without an event-loop turn; only statements
         // that talk to a backend (or wait) return a promise.
-        const m = input.hasMessage ? input.takeMessage() : await input.nextMessage();
-        if (m === undefined) break;
-        const pending = this.handle(m);
+        if (!input.hasMessage) {
+          await input.waitData();
+          continue;
+        }
+        const pending = this.handle(input.takeMessage());
         if (pending !== undefined) await pending;
       }
     } catch (e) {
@@ -280,7 +290,7 @@ export class Session implements Cancellable {
     for (const [node, h] of this.held) {
       this.held.delete(node);
       // A backend mid-statement or mid-transaction is not reusable; the pool closes those.
-      if (this.running.has(h.backend)) h.backend.destroy('client went away');
+      if (this.running.includes(h.backend)) h.backend.destroy('client went away');
       h.pool.release(h.backend);
     }
     const socket = this.socket;
