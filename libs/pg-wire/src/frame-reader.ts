@@ -2,11 +2,17 @@
 // life; a read cursor walks the received chunks, so a frame costs no copy and no allocation
 // beyond the small `{ code, body }` object; bodies are views into what was received.
 import { ProtocolError } from './errors.js';
+import { viewOf } from './views.js';
 
 /** One message: its type byte and a view of its body (the bytes after the length word). */
 export interface Frame {
   readonly code: number;
   readonly body: Buffer;
+}
+
+/** A frame with a view of its whole bytes too (type byte and length word included). */
+export interface WholeFrame extends Frame {
+  readonly raw: Buffer;
 }
 
 export interface FrameReaderOptions {
@@ -45,6 +51,9 @@ const EMPTY = Buffer.alloc(0);
 export class FrameReader {
   /** The segment frames are read from: a pushed chunk, or an assembled straddling frame. */
   private buf: Buffer = EMPTY;
+  /** `buf`'s memory and where `buf` starts in it, read once per segment (for views). */
+  private memory: ArrayBufferLike = EMPTY.buffer;
+  private memoryOffset = 0;
   /** Read cursor in `buf`. */
   private start = 0;
   /** Chunks pushed after `buf`, not yet read from (from index `head` on), and their total size.
@@ -74,7 +83,7 @@ export class FrameReader {
   push(chunk: Buffer): void {
     if (chunk.length === 0) return;
     if (this.start === this.buf.length && this.queued === 0) {
-      this.buf = chunk;
+      this.setBuf(chunk);
       this.start = 0;
       if (this.head > 0) this.clearQueue();
     } else {
@@ -86,19 +95,29 @@ export class FrameReader {
   /** The next complete typed frame, or undefined if more bytes are needed. */
   next(): Frame | undefined {
     if (!this.contiguous(5)) return undefined;
-    const length = this.buf.readInt32BE(this.start + 1);
-    if (length < 4 || length > this.maxFrameLength) {
-      throw new ProtocolError(
-        length < 4
-          ? `invalid message length ${length}`
-          : `message length ${length} exceeds the limit of ${this.maxFrameLength}`,
-      );
-    }
+    const length = this.frameLength();
     if (!this.contiguous(length + 1)) return undefined;
-    const buf = this.buf;
     const start = this.start;
     this.start = start + 1 + length;
-    return { code: buf[start] as number, body: buf.subarray(start + 5, start + 1 + length) };
+    return {
+      code: this.buf[start] as number,
+      body: viewOf(this.memory, this.memoryOffset + start + 5, length - 4),
+    };
+  }
+
+  /** next(), with a view of the whole frame as well (for forwarding it as it came). */
+  nextWhole(): WholeFrame | undefined {
+    if (!this.contiguous(5)) return undefined;
+    const length = this.frameLength();
+    if (!this.contiguous(length + 1)) return undefined;
+    const start = this.start;
+    this.start = start + 1 + length;
+    const at = this.memoryOffset + start;
+    return {
+      code: this.buf[start] as number,
+      raw: viewOf(this.memory, at, length + 1),
+      body: viewOf(this.memory, at + 5, length - 4),
+    };
   }
 
   /**
@@ -126,10 +145,29 @@ export class FrameReader {
   takeBuffered(): Buffer {
     const first = this.buf.subarray(this.start);
     const rest = this.queued === 0 ? first : Buffer.concat([first, ...this.queue.slice(this.head)]);
-    this.buf = EMPTY;
+    this.setBuf(EMPTY);
     this.start = 0;
     this.clearQueue();
     return rest;
+  }
+
+  /** The length word of the frame at the cursor (its 5-byte header is in), checked. */
+  private frameLength(): number {
+    const length = this.buf.readInt32BE(this.start + 1);
+    if (length < 4 || length > this.maxFrameLength) {
+      throw new ProtocolError(
+        length < 4
+          ? `invalid message length ${length}`
+          : `message length ${length} exceeds the limit of ${this.maxFrameLength}`,
+      );
+    }
+    return length;
+  }
+
+  private setBuf(b: Buffer): void {
+    this.buf = b;
+    this.memory = b.buffer;
+    this.memoryOffset = b.byteOffset;
   }
 
   private clearQueue(): void {
@@ -146,7 +184,7 @@ export class FrameReader {
   private contiguous(n: number): boolean {
     let have = this.buf.length - this.start;
     if (have === 0 && this.queued > 0) {
-      this.buf = this.queue[this.head++] as Buffer;
+      this.setBuf(this.queue[this.head++] as Buffer);
       this.start = 0;
       this.queued -= this.buf.length;
       have = this.buf.length;
@@ -167,7 +205,7 @@ export class FrameReader {
       else this.queue[this.head] = chunk.subarray(take);
     }
     if (this.queued === 0) this.clearQueue();
-    this.buf = out;
+    this.setBuf(out);
     this.start = 0;
     return true;
   }
@@ -179,5 +217,5 @@ export class FrameReader {
  */
 export function frameBytes(frame: Frame): Buffer {
   const b = frame.body;
-  return Buffer.from(b.buffer, b.byteOffset - 5, b.length + 5);
+  return viewOf(b.buffer, b.byteOffset - 5, b.length + 5);
 }

@@ -16,6 +16,7 @@ export {
   DEFAULT_MAX_STARTUP_LENGTH,
   type Frame,
   type FrameReaderOptions,
+  type WholeFrame,
 } from './frame-reader.js';
 export { Writer } from './writer.js';
 export {
@@ -157,3 +158,4 @@ export { saslprep } from './saslprep.js';
 export { ScramServer } from './scram-server.js';
 export { ScramClient } from './scram-client.js';
 export { findNul, utf8Text } from './body-reader.js';
+export { viewOf } from './views.js';

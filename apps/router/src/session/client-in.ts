@@ -1,7 +1,7 @@
 // The client socket's read side: frames become whole messages in an inbox the session takes one
 // at a time, without an event-loop turn while any are there. The socket pauses while the inbox is
 // over its mark; before login, nothing beyond what the handshake can use is buffered.
-import { FrameReader, frameBytes } from '@tessera/pg-wire';
+import { FrameReader } from '@tessera/pg-wire';
 import { errorFields, errorFrame } from './errors-wire.js';
 import type { Session } from './session.js';
 
@@ -62,11 +62,10 @@ export class ClientIn {
 
   private drainFrames(): void {
     try {
-      for (let f = this.reader.next(); f; f = this.reader.next()) {
+      for (let m = this.reader.nextWhole(); m; m = this.reader.nextWhole()) {
         // Views of what was received, valid as long as they are held (FrameReader).
-        const raw = frameBytes(f);
-        this.inbox.push({ code: f.code, raw, body: f.body });
-        this.inboxBytes += raw.length;
+        this.inbox.push(m);
+        this.inboxBytes += m.raw.length;
       }
     } catch (e) {
       // A bad length: the stream is out of sync. Answer after what was already queued.

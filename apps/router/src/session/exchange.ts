@@ -10,6 +10,7 @@ import {
   type Frame,
   type NoticeFields,
   type TransactionStatus,
+  viewOf,
 } from '@tessera/pg-wire';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend, BackendSink } from '../pool/backend.js';
@@ -203,7 +204,7 @@ class Exchange implements BackendSink {
   private emitRun(): void {
     const memory = this.runMemory;
     if (memory !== undefined) {
-      this.out.push(Buffer.from(memory, this.runStart, this.runEnd - this.runStart));
+      this.out.push(viewOf(memory, this.runStart, this.runEnd - this.runStart));
       this.runMemory = undefined;
     }
   }
