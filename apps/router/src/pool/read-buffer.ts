@@ -1,8 +1,8 @@
-// Where backend and client sockets read into (net.Socket `onread`): one buffer shared by every socket, the
-// bytes of each read copied at once into a slab that is only ever appended to. A read then costs
-// a small copy instead of an ArrayBuffer of its own and a trip through Readable, and views of what
-// was read stay valid however long they are held (FrameReader hands them out; exchange.ts forwards
-// them to clients without copying).
+// Where backend and client sockets read into (net.Socket `onread`): one buffer shared by every
+// socket, the bytes of each read copied at once into a slab that is only ever appended to. A read
+// then costs a small copy instead of an ArrayBuffer of its own and a trip through Readable, and
+// views of what was read stay valid however long they are held (FrameReader hands them out;
+// exchange.ts forwards them to clients without copying).
 import type { OnReadOpts } from 'node:net';
 import { viewOf } from '@tessera/pg-wire';
 
