@@ -352,3 +352,60 @@ describe('transactions across nodes', () => {
     assert.equal(await prepared(), 0);
   });
 });
+
+describe('prepared statements inside a one-node transaction (session/held.ts)', () => {
+  const totalOf = async (tenant: number): Promise<number> =>
+    (
+      await client.query<{ total: number }>(
+        'select total from orders where tenant_id = $1 and id = 77',
+        [tenant],
+      )
+    ).rows[0]!.total;
+
+  test('a named statement stays on the transaction’s node; for another node it joins that node', async () => {
+    const a = key('data1', 20);
+    const b = key('data2', 20);
+    await client.query('insert into orders (tenant_id, id, total) values ($1, 77, 10)', [a]);
+    await client.query('insert into orders (tenant_id, id, total) values ($1, 77, 10)', [b]);
+    const bump = (tenant: number): Promise<pg.QueryResult> =>
+      client.query({
+        name: 'held_bump',
+        text: 'update orders set total = total + 1 where tenant_id = $1 and id = 77',
+        values: [tenant],
+      });
+    await bump(a); // parsed here, outside the transaction: later runs are Bind/Execute/Sync only
+    const twoPhaseBefore = await twoPhaseCount();
+    await client.query('begin');
+    await bump(a);
+    await bump(a);
+    // The same statement for a key on data2: the transaction now spans both nodes.
+    assert.equal((await bump(b)).rowCount, 1);
+    await client.query('commit');
+    assert.equal(await twoPhaseCount(), twoPhaseBefore + 1);
+    assert.equal(await totalOf(a), 13);
+    assert.equal(await totalOf(b), 11);
+  });
+
+  test('an error in such a statement fails the transaction, as in Postgres', async () => {
+    const a = key('data1', 21);
+    await client.query('insert into orders (tenant_id, id, total) values ($1, 77, 30)', [a]);
+    const divide = (tenant: number, by: number): Promise<pg.QueryResult> =>
+      client.query({
+        name: 'held_divide',
+        text: 'update orders set total = total / $2 where tenant_id = $1 and id = 77',
+        values: [tenant, by],
+      });
+    await divide(a, 1);
+    await client.query('begin');
+    await divide(a, 3);
+    await assert.rejects(divide(a, 0), { code: '22012' });
+    await assert.rejects(divide(a, 1), { code: '25P02' });
+    await client.query('rollback');
+    assert.equal(await totalOf(a), 30);
+    // The connection goes on: the next transaction commits.
+    await client.query('begin');
+    await divide(a, 2);
+    await client.query('commit');
+    assert.equal(await totalOf(a), 15);
+  });
+});

@@ -22,7 +22,7 @@ import type { InMsg } from './client-in.js';
 import { poolFor, replaySettings } from './engage.js';
 import { runShared } from './run.js';
 import type { Session } from './session.js';
-import { rewriteBindStatement, type StatementRecord } from './statements.js';
+import { preparedExecution, rewriteBindStatement, type StatementRecord } from './statements.js';
 import type { Backend } from '../pool/backend.js';
 import type { Pool } from '../pool/pool.js';
 
@@ -56,13 +56,8 @@ export function runPipelined(s: Session, batch: readonly InMsg[]): Promise<void>
     s.held.size > 0
   )
     return undefined;
-  // The shape drivers send for a prepared statement: Bind, [Describe portal,] Execute, Sync.
-  const n = batch.length;
-  if (n < 3 || n > 4) return undefined;
+  if (!preparedExecution(batch)) return undefined;
   const bind = batch[0]!;
-  if (bind.code !== 0x42 || batch[n - 2]!.code !== 0x45 || batch[n - 1]!.code !== 0x53)
-    return undefined;
-  if (n === 4 && (batch[1]!.code !== 0x44 || batch[1]!.body[0] !== 0x50)) return undefined;
   const rec = s.statements.get(bindStatementName(bind.body));
   const a = rec?.analysis;
   if (rec === undefined || a === undefined || !pipelinableRead(a)) return undefined;

@@ -26,6 +26,7 @@ import { runStartup } from './startup.js';
 import { handleQuery } from './simple-query.js';
 import { handleBatch } from './extended.js';
 import { runPipelined } from './pipelined.js';
+import { runHeld } from './held.js';
 import type { OpenTxn } from './txn.js';
 import type { ExchangeHooks } from './exchange.js';
 
@@ -184,7 +185,7 @@ export class Session implements Cancellable {
           this.out.flush();
           return;
         }
-        return runPipelined(this, batch) ?? handleBatch(this, batch);
+        return runPipelined(this, batch) ?? runHeld(this, batch) ?? handleBatch(this, batch);
       }
       case 0x64: // CopyData, CopyDone, CopyFail outside COPY: dropped, as Postgres does.
       case 0x63:

@@ -6,6 +6,7 @@ import type { Analysis } from '@tessera/sql';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend } from '../pool/backend.js';
 import type { Expectation } from './exchange.js';
+import type { InMsg } from './client-in.js';
 
 export class StatementRecord {
   private named: { key: string; name: string } | undefined;
@@ -120,4 +121,16 @@ export function targetFrame(code: number, target: 'S' | 'P', name: string): Buff
   n.copy(out, 6);
   out[6 + n.length] = 0;
   return out;
+}
+
+/**
+ * The shape drivers send to run a prepared statement: Bind, [Describe portal,] Execute, Sync
+ * (the paths that skip the general batch handling: pipelined.ts, held.ts).
+ */
+export function preparedExecution(batch: readonly InMsg[]): boolean {
+  const n = batch.length;
+  if (n < 3 || n > 4) return false;
+  if (batch[0]!.code !== 0x42 || batch[n - 2]!.code !== 0x45 || batch[n - 1]!.code !== 0x53)
+    return false;
+  return n === 3 || (batch[1]!.code === 0x44 && batch[1]!.body[0] === 0x50);
 }
