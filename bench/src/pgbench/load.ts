@@ -54,3 +54,38 @@ export async function loadBranches(node: NodeAddress, bids: readonly number[]): 
   }
   await pgbenchInit(node, 'vp');
 }
+
+/** Longest wait for autovacuum workers to finish before a run starts anyway. */
+const QUIET_WAIT_MS = 30_000;
+
+/**
+ * Brings `node` back to a quiet state before a measured run: the dead rows the previous run left
+ * vacuumed, dirty pages checkpointed, no autovacuum worker running. Otherwise a target pays for
+ * the writes of the one measured before it (autovacuum and checkpoints sharing the cores with
+ * its run), and the rotation of targets between rounds puts the same one after another often.
+ */
+export async function quietNode(node: NodeAddress): Promise<void> {
+  const client = new pg.Client({
+    host: node.host,
+    port: node.port,
+    user: 'postgres',
+    database: 'postgres',
+  });
+  await client.connect();
+  try {
+    await client.query(
+      'vacuum pgbench_accounts, pgbench_tellers, pgbench_branches, pgbench_history',
+    );
+    await client.query('checkpoint');
+    const until = Date.now() + QUIET_WAIT_MS;
+    while (Date.now() < until) {
+      const { rows } = await client.query<{ n: string }>(
+        "select count(*) n from pg_stat_activity where backend_type = 'autovacuum worker'",
+      );
+      if (rows[0]!.n === '0') return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    await client.end();
+  }
+}

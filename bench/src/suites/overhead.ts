@@ -4,6 +4,7 @@
 // as TPS, latency, ratios to direct and to PgBouncer from the same round, and the proxy's CPU per
 // statement.
 import { roundOrder } from '../harness/stats.js';
+import { quietNode } from '../pgbench/load.js';
 import { measure } from '../pgbench/measure.js';
 import { WORKLOADS, workloadScript, type WorkloadKind } from '../pgbench/scripts.js';
 import { capacityLines } from '../report/capacity.js';
@@ -91,6 +92,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
       ctx.log(`round ${round}/${opts.rounds}: ${order.map((x) => x.name).join(', ')}`);
       for (const w of workloads) {
         for (const target of order) {
+          await quietNode(node.pg);
           const r = await measure(spec(target, w, opts.durationS));
           measurements.push({
             round,
