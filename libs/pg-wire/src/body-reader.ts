@@ -86,7 +86,7 @@ export function skipCString(body: Buffer, at: number, what: string): number {
 /** Bytes searched in JS before asking Buffer.indexOf (a call into C++, worth it only when long). */
 const SHORT_SCAN = 64;
 
-/** Index of the first NUL at or after `at`, or -1: names and tags are short, SQL text may not be. */
+/** Index of the first NUL at or after `at`, or -1 (names and tags are short; SQL may not be). */
 export function findNul(body: Buffer, at: number): number {
   const len = body.length;
   const stop = Math.min(len, at + SHORT_SCAN);

@@ -18,7 +18,10 @@ let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
 let slabMemory = slab.buffer;
 let used = 0;
 
-/** `onread` options for a backend or client socket (client-socket.ts): `onBytes` gets what each read brought, kept. */
+/**
+ * `onread` options for a backend or client socket (client-socket.ts): `onBytes` gets what each
+ * read brought, kept.
+ */
 export function readInto(onBytes: (chunk: Buffer) => void): OnReadOpts {
   return {
     buffer: readBuffer,

@@ -118,7 +118,7 @@ async function pumpCopyIn(s: Session, backend: Backend): Promise<void> {
   }
 }
 
-/** `backend` no longer runs a statement for `s` (an array: a Set shrinks its table on every delete). */
+/** `backend` no longer runs a statement for `s` (an array: a Set shrank its table per delete). */
 function stopRunning(s: Session, backend: Backend): void {
   const running = s.running;
   const i = running.lastIndexOf(backend);
