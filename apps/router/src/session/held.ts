@@ -33,7 +33,8 @@ export function runHeld(s: Session, batch: readonly InMsg[]): Promise<void> | un
   const bind = batch[0]!;
   const rec = s.statements.get(bindStatementName(bind.body));
   const a = rec?.analysis;
-  // Transaction control and SET keep their bookkeeping in the general path.
+  // What the router answers itself, savepoints and SET keep their bookkeeping in the general
+  // path; COMMIT and ROLLBACK go to the node like any statement, and settle() ends the transaction.
   if (rec === undefined || a === undefined || isLocal(s, a) || replayable(a)) return undefined;
   const catalog = s.services.catalog();
   if (catalog === undefined) return undefined;
