@@ -21,9 +21,7 @@ async function pgbenchInit(node: NodeAddress, steps: string): Promise<void> {
   if (r.code !== 0) throw new Error(`pgbench -i -I ${steps} failed: ${r.stderr.trim()}`);
 }
 
-/** Drops and recreates the pgbench tables on `node`, holding branches `bids` only. */
-export async function loadBranches(node: NodeAddress, bids: readonly number[]): Promise<void> {
-  await pgbenchInit(node, 'dt');
+async function connectTo(node: NodeAddress): Promise<pg.Client> {
   const client = new pg.Client({
     host: node.host,
     port: node.port,
@@ -31,6 +29,13 @@ export async function loadBranches(node: NodeAddress, bids: readonly number[]): 
     database: 'postgres',
   });
   await client.connect();
+  return client;
+}
+
+/** Drops and recreates the pgbench tables on `node`, holding branches `bids` only. */
+export async function loadBranches(node: NodeAddress, bids: readonly number[]): Promise<void> {
+  await pgbenchInit(node, 'dt');
+  const client = await connectTo(node);
   try {
     const b = [bids.map(Number)];
     await client.query(
@@ -65,13 +70,7 @@ const QUIET_WAIT_MS = 30_000;
  * its run), and the rotation of targets between rounds puts the same one after another often.
  */
 export async function quietNode(node: NodeAddress): Promise<void> {
-  const client = new pg.Client({
-    host: node.host,
-    port: node.port,
-    user: 'postgres',
-    database: 'postgres',
-  });
-  await client.connect();
+  const client = await connectTo(node);
   try {
     await client.query(
       'vacuum pgbench_accounts, pgbench_tellers, pgbench_branches, pgbench_history',

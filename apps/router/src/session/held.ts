@@ -3,8 +3,7 @@
 // the general batch handling (extended.ts) would take for it, and only those: route the Bind,
 // check it stays on the transaction's node, prepare if need be, send, settle. Anything else, or
 // anything this path is unsure of, returns undefined and goes the general way.
-import { bindParam, bindStatementName } from '@tessera/pg-wire';
-import { route } from '../routing/route.js';
+import { bindStatementName } from '@tessera/pg-wire';
 import { routeLabel } from '../routing/route-types.js';
 import { isWrite } from '../routing/writes.js';
 import type { Backend } from '../pool/backend.js';
@@ -14,7 +13,7 @@ import { replaySettings, settle } from './engage.js';
 import { isLocal } from './extended-local.js';
 import { run1 } from './run.js';
 import type { Session } from './session.js';
-import { prepareOn, preparedExecution, rewriteBindStatement } from './statements.js';
+import { prepareOn, preparedExecution, rewriteBindStatement, routeOfBind } from './statements.js';
 import { replayable } from './txn.js';
 
 const EXPECT_ONE: Expectation = { t: 'one', forward: true };
@@ -38,14 +37,9 @@ export function runHeld(s: Session, batch: readonly InMsg[]): Promise<void> | un
   if (rec === undefined || a === undefined || isLocal(s, a) || replayable(a)) return undefined;
   const catalog = s.services.catalog();
   if (catalog === undefined) return undefined;
-  let r;
-  try {
-    r = route(a, catalog, (k) => bindParam(bind.body, k));
-  } catch {
-    return undefined; // the general path reports it
-  }
+  const r = routeOfBind(a, catalog, bind);
   // A statement for another node makes the transaction cross nodes: the general path.
-  if (r.kind !== 'node' || (!r.flexible && r.node !== node)) return undefined;
+  if (r === undefined || r.kind !== 'node' || (!r.flexible && r.node !== node)) return undefined;
   s.services.metrics.statements(routeLabel(r));
   txn.wrote(node, isWrite(a));
   const backend = held.backend;

@@ -12,9 +12,8 @@
 // hold up the statements queued after it): plain SELECTs with no locking clause, no data-modifying
 // CTE, and no function outside the read-only list of routing/writes.ts. Everything else (writes,
 // transactions, unnamed statements) takes a backend of its own as before.
-import { bindParam, bindStatementName } from '@tessera/pg-wire';
+import { bindStatementName } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
-import { route } from '../routing/route.js';
 import { routeLabel } from '../routing/route-types.js';
 import { isWrite } from '../routing/writes.js';
 import type { Expectation } from './exchange.js';
@@ -22,7 +21,12 @@ import type { InMsg } from './client-in.js';
 import { poolFor, replaySettings } from './engage.js';
 import { runShared } from './run.js';
 import type { Session } from './session.js';
-import { preparedExecution, rewriteBindStatement, type StatementRecord } from './statements.js';
+import {
+  preparedExecution,
+  rewriteBindStatement,
+  routeOfBind,
+  type StatementRecord,
+} from './statements.js';
 import type { Backend } from '../pool/backend.js';
 import type { Pool } from '../pool/pool.js';
 
@@ -63,13 +67,8 @@ export function runPipelined(s: Session, batch: readonly InMsg[]): Promise<void>
   if (rec === undefined || a === undefined || !pipelinableRead(a)) return undefined;
   const catalog = s.services.catalog();
   if (catalog === undefined) return undefined;
-  let r;
-  try {
-    r = route(a, catalog, (k) => bindParam(bind.body, k));
-  } catch {
-    return undefined; // the usual path reports it
-  }
-  if (r.kind !== 'node') return undefined;
+  const r = routeOfBind(a, catalog, bind);
+  if (r === undefined || r.kind !== 'node') return undefined;
   const pool = poolFor(s, catalog, r.node);
   const key = s.settings.key();
   const name = rec.serverName(key);

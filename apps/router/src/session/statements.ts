@@ -1,8 +1,11 @@
 // A client's prepared statements under transaction pooling: what it asked to Parse, under its
 // own names, and the router-unique name each gets on whichever backend runs it.
 import { createHash } from 'node:crypto';
-import { Writer, findNul, writeParse } from '@tessera/pg-wire';
+import { Writer, bindParam, findNul, writeParse } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
+import { route } from '../routing/route.js';
+import type { Route } from '../routing/route-types.js';
+import type { RoutingCatalog } from '../routing/catalog-view.js';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend } from '../pool/backend.js';
 import type { Expectation } from './exchange.js';
@@ -133,4 +136,13 @@ export function preparedExecution(batch: readonly InMsg[]): boolean {
   if (batch[0]!.code !== 0x42 || batch[n - 2]!.code !== 0x45 || batch[n - 1]!.code !== 0x53)
     return false;
   return n === 3 || (batch[1]!.code === 0x44 && batch[1]!.body[0] === 0x50);
+}
+
+/** The route of `bind`'s statement; undefined if routing throws (the general path reports it). */
+export function routeOfBind(a: Analysis, catalog: RoutingCatalog, bind: InMsg): Route | undefined {
+  try {
+    return route(a, catalog, (k) => bindParam(bind.body, k));
+  } catch {
+    return undefined;
+  }
 }
