@@ -1,16 +1,12 @@
 // The client socket's read side: frames become whole messages in an inbox the session takes one
 // at a time, without an event-loop turn while any are there. The socket pauses while the inbox is
 // over its mark; before login, nothing beyond what the handshake can use is buffered.
-import { FrameReader } from '@tessera/pg-wire';
+import { FrameReader, type WholeFrame } from '@tessera/pg-wire';
 import { errorFields, errorFrame } from './errors-wire.js';
 import type { Session } from './session.js';
 
-/** One client message, whole (`raw`) with its body as a view of it; memory owned by the message. */
-export interface InMsg {
-  readonly code: number;
-  readonly raw: Buffer;
-  readonly body: Buffer;
-}
+/** One client message, whole (`raw`) with its body as a view of it (FrameReader.nextWhole). */
+export type InMsg = WholeFrame;
 
 /** Inbox size at which the client socket is paused until the session catches up. */
 const INBOX_HIGH_BYTES = 4 * 1024 * 1024;

@@ -36,6 +36,13 @@ export type Expectation =
   /** Frames the router makes up, sent when they reach the head. */
   | { readonly t: 'synthetic'; readonly bytes: Buffer };
 
+// Expectations with no per-message state: one object each, shared by every batch.
+export const EXPECT_ONE: Expectation = { t: 'one', forward: true };
+export const EXPECT_DESCRIBE_STATEMENT: Expectation = { t: 'describe_s' };
+export const EXPECT_DESCRIBE_PORTAL: Expectation = { t: 'describe_p' };
+export const EXPECT_EXECUTE: Expectation = { t: 'execute' };
+export const EXPECT_SYNC: Expectation = { t: 'sync' };
+
 export interface ExchangeResult {
   /** Status of the last ReadyForQuery, if one came. */
   status: TransactionStatus | undefined;

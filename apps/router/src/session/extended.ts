@@ -22,7 +22,14 @@ import { route } from '../routing/route.js';
 import { routeLabel, type Route } from '../routing/route-types.js';
 import type { Backend } from '../pool/backend.js';
 import type { RoutingCatalog } from '../routing/catalog-view.js';
-import type { Expectation } from './exchange.js';
+import {
+  EXPECT_DESCRIBE_PORTAL,
+  EXPECT_DESCRIBE_STATEMENT,
+  EXPECT_EXECUTE,
+  EXPECT_ONE,
+  EXPECT_SYNC,
+  type Expectation,
+} from './exchange.js';
 import type { InMsg } from './client-in.js';
 import { engageInto, settle, takePrelude } from './engage.js';
 import { run1 } from './run.js';
@@ -58,13 +65,6 @@ import {
 // Shared empty maps, replaced by a batch's own before the first set (only read or deleted from).
 const NO_LOCAL_PORTALS = new Map<string, LocalPortal>();
 const NO_SCATTER_PORTALS = new Map<string, ScatterPortal>();
-
-// Expectations carry no per-message state: one object each, shared by every batch.
-const EXPECT_ONE: Expectation = { t: 'one', forward: true };
-const EXPECT_DESCRIBE_STATEMENT: Expectation = { t: 'describe_s' };
-const EXPECT_DESCRIBE_PORTAL: Expectation = { t: 'describe_p' };
-const EXPECT_EXECUTE: Expectation = { t: 'execute' };
-const EXPECT_SYNC: Expectation = { t: 'sync' };
 
 export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<void> {
   const endsWithSync = batch[batch.length - 1]!.code === 0x53;

@@ -7,19 +7,20 @@ import { bindStatementName } from '@tessera/pg-wire';
 import { routeLabel } from '../routing/route-types.js';
 import { isWrite } from '../routing/writes.js';
 import type { Backend } from '../pool/backend.js';
-import type { Expectation } from './exchange.js';
+import { EXPECT_ONE, type Expectation } from './exchange.js';
 import type { InMsg } from './client-in.js';
 import { replaySettings, settle } from './engage.js';
 import { isLocal } from './extended-local.js';
 import { run1 } from './run.js';
 import type { Session } from './session.js';
-import { prepareOn, preparedExecution, rewriteBindStatement, routeOfBind } from './statements.js';
+import {
+  prepareOn,
+  preparedExecution,
+  pushExecutionTail,
+  rewriteBindStatement,
+  routeOfBind,
+} from './statements.js';
 import { replayable } from './txn.js';
-
-const EXPECT_ONE: Expectation = { t: 'one', forward: true };
-const EXPECT_DESCRIBE: Expectation = { t: 'describe_p' };
-const EXPECT_EXECUTE: Expectation = { t: 'execute' };
-const EXPECT_SYNC: Expectation = { t: 'sync' };
 
 /** Runs `batch` on the held transaction's backend when it qualifies; undefined when it does not. */
 export function runHeld(s: Session, batch: readonly InMsg[]): Promise<void> | undefined {
@@ -49,11 +50,7 @@ export function runHeld(s: Session, batch: readonly InMsg[]): Promise<void> | un
   const name = prepareOn(backend, rec, s.settings.key(), messages, expect);
   messages.push(name === '' ? bind.raw : rewriteBindStatement(bind.body, name));
   expect.push(EXPECT_ONE);
-  for (let k = 1; k < batch.length; k++) {
-    const m = batch[k]!;
-    messages.push(m.raw);
-    expect.push(m.code === 0x44 ? EXPECT_DESCRIBE : m.code === 0x45 ? EXPECT_EXECUTE : EXPECT_SYNC);
-  }
+  pushExecutionTail(batch, messages, expect);
   return send(s, backend, node, messages, expect);
 }
 

@@ -16,25 +16,20 @@ import { bindStatementName } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
 import { routeLabel } from '../routing/route-types.js';
 import { isWrite } from '../routing/writes.js';
-import type { Expectation } from './exchange.js';
+import { EXPECT_ONE, type Expectation } from './exchange.js';
 import type { InMsg } from './client-in.js';
 import { poolFor, replaySettings } from './engage.js';
 import { runShared } from './run.js';
 import type { Session } from './session.js';
 import {
   preparedExecution,
+  pushExecutionTail,
   rewriteBindStatement,
   routeOfBind,
   type StatementRecord,
 } from './statements.js';
 import type { Backend } from '../pool/backend.js';
 import type { Pool } from '../pool/pool.js';
-
-// One object per kind, shared by every batch.
-const EXPECT_BIND: Expectation = { t: 'one', forward: true };
-const EXPECT_DESCRIBE: Expectation = { t: 'describe_p' };
-const EXPECT_EXECUTE: Expectation = { t: 'execute' };
-const EXPECT_SYNC: Expectation = { t: 'sync' };
 
 /**
  * Whether `a` is a read that may share a backend with other sessions' reads: a SELECT that is
@@ -123,16 +118,7 @@ function send(
     parsing = name;
   }
   messages.push(rewriteBindStatement(batch[0]!.body, name));
-  expect.push(EXPECT_BIND);
-  for (let k = 1; k < batch.length; k++) {
-    messages.push(batch[k]!.raw);
-    expect.push(
-      batch[k]!.code === 0x44
-        ? EXPECT_DESCRIBE
-        : batch[k]!.code === 0x45
-          ? EXPECT_EXECUTE
-          : EXPECT_SYNC,
-    );
-  }
+  expect.push(EXPECT_ONE);
+  pushExecutionTail(batch, messages, expect);
   return runShared(s, backend, pool, messages, expect, parsing);
 }

@@ -8,7 +8,12 @@ import type { Route } from '../routing/route-types.js';
 import type { RoutingCatalog } from '../routing/catalog-view.js';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend } from '../pool/backend.js';
-import type { Expectation } from './exchange.js';
+import {
+  EXPECT_DESCRIBE_PORTAL,
+  EXPECT_EXECUTE,
+  EXPECT_SYNC,
+  type Expectation,
+} from './exchange.js';
 import type { InMsg } from './client-in.js';
 
 export class StatementRecord {
@@ -144,5 +149,20 @@ export function routeOfBind(a: Analysis, catalog: RoutingCatalog, bind: InMsg): 
     return route(a, catalog, (k) => bindParam(bind.body, k));
   } catch {
     return undefined;
+  }
+}
+
+/** The [Describe,] Execute and Sync of a preparedExecution batch, forwarded as they came. */
+export function pushExecutionTail(
+  batch: readonly InMsg[],
+  messages: Buffer[],
+  expect: Expectation[],
+): void {
+  for (let k = 1; k < batch.length; k++) {
+    const m = batch[k]!;
+    messages.push(m.raw);
+    expect.push(
+      m.code === 0x44 ? EXPECT_DESCRIBE_PORTAL : m.code === 0x45 ? EXPECT_EXECUTE : EXPECT_SYNC,
+    );
   }
 }
