@@ -6,9 +6,17 @@ import { ProtocolError, truncated } from './errors.js';
 
 /** ReadyForQuery: 'I' idle, 'T' in a transaction block, 'E' in a failed one. */
 export function decodeReadyForQuery(body: Buffer): TransactionStatus {
-  if (body.length !== 1)
+  return readyForQueryStatus(body.length + 5, body[0] ?? -1);
+}
+
+/**
+ * ReadyForQuery's status from its frame's whole size and its status byte (for a reader that
+ * does not make a body view: FrameReader.nextCode).
+ */
+export function readyForQueryStatus(frameSize: number, statusByte: number): TransactionStatus {
+  if (frameSize !== 6)
     throw new ProtocolError('invalid message format: ReadyForQuery must have 1 byte');
-  switch (body[0]) {
+  switch (statusByte) {
     case 0x49:
       return 'I';
     case 0x54:
@@ -16,7 +24,7 @@ export function decodeReadyForQuery(body: Buffer): TransactionStatus {
     case 0x45:
       return 'E';
     default:
-      throw new ProtocolError(`invalid transaction status ${body[0]} in ReadyForQuery`);
+      throw new ProtocolError(`invalid transaction status ${statusByte} in ReadyForQuery`);
   }
 }
 

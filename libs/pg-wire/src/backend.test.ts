@@ -42,6 +42,7 @@ import {
   decodeParameterDescription,
   decodeParameterStatus,
   decodeReadyForQuery,
+  readyForQueryStatus,
   decodeRowDescription,
 } from './backend-decode.js';
 import {
@@ -142,6 +143,11 @@ test('session status: ParameterStatus, BackendKeyData, ReadyForQuery', () => {
   assert.equal(writeReadyForQuery(new Writer(), 'I').flush().toString('hex'), '5a0000000549');
   assert.throws(() => decodeReadyForQuery(Buffer.from('X')), ProtocolError);
   assert.throws(() => decodeReadyForQuery(Buffer.alloc(0)), ProtocolError);
+  assert.throws(() => decodeReadyForQuery(Buffer.from('TT')), ProtocolError);
+  // The form without a body view (FrameReader.nextCode): the frame's size and its status byte.
+  assert.equal(readyForQueryStatus(6, 0x45), 'E');
+  assert.throws(() => readyForQueryStatus(7, 0x49), ProtocolError);
+  assert.throws(() => readyForQueryStatus(6, 0x58), ProtocolError);
 });
 
 test('RowDescription, DataRow (views), CommandComplete with row counts', () => {

@@ -202,3 +202,44 @@ test('takeBuffered hands over unconsumed bytes', () => {
   assert.deepEqual([...r.takeBuffered()], [1, 2, 3]);
   assert.equal(r.buffered, 0);
 });
+
+test('nextCode walks frames without making them; frameBody and frameByte read the last one', () => {
+  const w = new Writer();
+  writeQuery(w, 'select 1');
+  writeReadyForQuery(w, 'T');
+  const bytes = w.flush();
+  const r = new FrameReader();
+  // Split inside the second frame: it is assembled once, and still described exactly.
+  r.push(bytes.subarray(0, bytes.length - 3));
+  assert.equal(r.nextCode(), 0x51);
+  assert.equal(decodeQuery(r.frameBody()), 'select 1');
+  assert.ok(within(r.frameBody(), bytes));
+  assert.equal(r.frameByte(5), 's'.charCodeAt(0));
+  const whole = Buffer.from(r.frameMemory, r.frameAt, r.frameSize);
+  assert.deepEqual(whole, bytes.subarray(0, r.frameSize));
+  assert.equal(r.nextCode(), -1);
+  r.push(bytes.subarray(bytes.length - 3));
+  assert.equal(r.nextCode(), 0x5a);
+  assert.equal(r.frameSize, 6);
+  assert.equal(r.frameByte(5), 'T'.charCodeAt(0));
+  assert.deepEqual(r.frameBody(), Buffer.from('T'));
+  assert.equal(r.nextCode(), -1);
+});
+
+test('nextWhole: raw is the whole frame, body (made on first use) the bytes after the length', () => {
+  const w = new Writer();
+  writeSync(w);
+  writeQuery(w, 'select 2');
+  const bytes = w.flush();
+  const r = new FrameReader();
+  r.push(bytes);
+  const sync = r.nextWhole()!;
+  const query = r.nextWhole()!;
+  assert.equal(r.nextWhole(), undefined);
+  assert.equal(sync.code, 0x53);
+  assert.equal(sync.body.length, 0);
+  assert.deepEqual(query.raw, bytes.subarray(5));
+  assert.ok(within(query.raw, bytes) && within(query.body, bytes));
+  assert.equal(decodeQuery(query.body), 'select 2');
+  assert.equal(query.body, query.body, 'the view is made once');
+});

@@ -10,9 +10,29 @@ export interface Frame {
   readonly body: Buffer;
 }
 
-/** A frame with a view of its whole bytes too (type byte and length word included). */
-export interface WholeFrame extends Frame {
-  readonly raw: Buffer;
+/**
+ * A frame with a view of its whole bytes too (type byte and length word included). The body view
+ * is made on first use: most forwarded messages are only ever written on as `raw`.
+ */
+export class WholeFrame implements Frame {
+  private view: Buffer | undefined = undefined;
+
+  /** `raw` lies in `memory` from `at`. */
+  constructor(
+    readonly code: number,
+    readonly raw: Buffer,
+    private readonly memory: ArrayBufferLike,
+    private readonly at: number,
+  ) {}
+
+  /** A message made up whole (not read from a stream). */
+  static of(code: number, raw: Buffer): WholeFrame {
+    return new WholeFrame(code, raw, raw.buffer, raw.byteOffset);
+  }
+
+  get body(): Buffer {
+    return (this.view ??= viewOf(this.memory, this.at + 5, this.raw.length - 5));
+  }
 }
 
 export interface FrameReaderOptions {
@@ -63,6 +83,13 @@ export class FrameReader {
   private queued = 0;
   private maxFrameLength: number;
   private readonly maxStartupLength: number;
+  /** The frame nextCode() returned last: its segment and start there, its memory and offset in
+   * it (of the type byte), its size (type byte and length word included). */
+  private frameBuf: Buffer = EMPTY;
+  private frameStart = 0;
+  frameMemory: ArrayBufferLike = EMPTY.buffer;
+  frameAt = 0;
+  frameSize = 0;
 
   constructor(opts: FrameReaderOptions = {}) {
     this.maxFrameLength = opts.maxFrameLength ?? DEFAULT_MAX_FRAME_LENGTH;
@@ -113,11 +140,42 @@ export class FrameReader {
     const start = this.start;
     this.start = start + 1 + length;
     const at = this.memoryOffset + start;
-    return {
-      code: this.buf[start] as number,
-      raw: viewOf(this.memory, at, length + 1),
-      body: viewOf(this.memory, at + 5, length - 4),
-    };
+    return new WholeFrame(
+      this.buf[start] as number,
+      viewOf(this.memory, at, length + 1),
+      this.memory,
+      at,
+    );
+  }
+
+  /**
+   * next() without making anything: the type byte of the next complete frame, or -1 if more bytes
+   * are needed. Until the next call, the frame is `frameSize` bytes of `frameMemory` from
+   * `frameAt` (valid as long as held, as views are), its body made on demand by frameBody() and
+   * single bytes read by frameByte(). For a reader that forwards most frames without a look.
+   */
+  nextCode(): number {
+    if (!this.contiguous(5)) return -1;
+    const length = this.frameLength();
+    if (!this.contiguous(length + 1)) return -1;
+    const start = this.start;
+    this.start = start + 1 + length;
+    this.frameBuf = this.buf;
+    this.frameStart = start;
+    this.frameMemory = this.memory;
+    this.frameAt = this.memoryOffset + start;
+    this.frameSize = length + 1;
+    return this.buf[start] as number;
+  }
+
+  /** The body of the frame nextCode() returned last, as a view. */
+  frameBody(): Buffer {
+    return viewOf(this.frameMemory, this.frameAt + 5, this.frameSize - 5);
+  }
+
+  /** Byte `i` of the frame nextCode() returned last (0 is its type byte, 5 its body's first). */
+  frameByte(i: number): number {
+    return this.frameBuf[this.frameStart + i] as number;
   }
 
   /**

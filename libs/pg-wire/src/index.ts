@@ -16,7 +16,7 @@ export {
   DEFAULT_MAX_STARTUP_LENGTH,
   type Frame,
   type FrameReaderOptions,
-  type WholeFrame,
+  WholeFrame,
 } from './frame-reader.js';
 export { Writer } from './writer.js';
 export {
@@ -70,6 +70,7 @@ export {
 } from './frontend-decode.js';
 export {
   decodeReadyForQuery,
+  readyForQueryStatus,
   decodeParameterStatus,
   decodeBackendKeyData,
   decodeAuthentication,

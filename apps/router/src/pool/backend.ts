@@ -87,7 +87,9 @@ export class Backend {
   headSinceMs = 0;
   /** Names whose Parse is on its way: not usable by another pipelined statement until answered. */
   readonly parsing = new Set<string>();
-  private readonly reader = new FrameReader();
+  /** Frames received: nextFrame(), or the reader's nextCode() for a sink that forwards most
+   * frames without looking into them (exchange.ts). */
+  readonly reader = new FrameReader();
   private sink: BackendSink | undefined;
   /** Sinks of pipelined statements behind the active one, in the order their messages went. */
   private readonly queued: BackendSink[] = [];

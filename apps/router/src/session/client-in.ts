@@ -1,7 +1,7 @@
 // The client socket's read side: frames become whole messages in an inbox the session takes one
 // at a time, without an event-loop turn while any are there. The socket pauses while the inbox is
 // over its mark; before login, nothing beyond what the handshake can use is buffered.
-import { FrameReader, type WholeFrame } from '@tessera/pg-wire';
+import { FrameReader, WholeFrame } from '@tessera/pg-wire';
 import { errorFields, errorFrame } from './errors-wire.js';
 import type { Session } from './session.js';
 
@@ -66,11 +66,7 @@ export class ClientIn {
     } catch (e) {
       // A bad length: the stream is out of sync. Answer after what was already queued.
       const { fields } = errorFields(e);
-      this.inbox.push({
-        code: -1,
-        raw: errorFrame({ ...fields, severity: 'FATAL' }),
-        body: Buffer.alloc(0),
-      });
+      this.inbox.push(WholeFrame.of(-1, errorFrame({ ...fields, severity: 'FATAL' })));
       this.s.socket.pause();
     }
     if (this.inboxBytes > INBOX_HIGH_BYTES && !this.paused) {

@@ -6,8 +6,8 @@ import {
   BackendCode,
   decodeCommandComplete,
   decodeErrorResponse,
-  decodeReadyForQuery,
-  type Frame,
+  readyForQueryStatus,
+  type FrameReader,
   type NoticeFields,
   type TransactionStatus,
   viewOf,
@@ -145,10 +145,13 @@ class Exchange implements BackendSink {
 
   onReadable(): void {
     const backend = this.backend;
+    const reader = backend.reader;
     const n = this.expect.length;
     try {
-      for (let f = backend.nextFrame(); f; f = backend.nextFrame()) {
-        this.handle(f);
+      // Frames are looked into only where needed (errors, ReadyForQuery, tags): most are
+      // forwarded as ranges of what the node sent.
+      for (let code = reader.nextCode(); code !== -1; code = reader.nextCode()) {
+        this.handle(code, reader);
         if (this.head >= n) break;
       }
     } catch (e) {
@@ -221,12 +224,11 @@ class Exchange implements BackendSink {
     this.out.push(b);
   }
 
-  private forward(f: Frame): void {
-    // A view of what the node sent, valid as long as it is held (FrameReader): no copy.
-    const b = f.body;
-    const start = b.byteOffset - 5;
-    const end = b.byteOffset + b.length;
-    const memory = b.buffer;
+  /** Forwards the frame `reader` returned last: a view of what the node sent, no copy (FrameReader). */
+  private forward(reader: FrameReader): void {
+    const start = reader.frameAt;
+    const end = start + reader.frameSize;
+    const memory = reader.frameMemory;
     if (this.runEnd === start && this.runMemory === memory) {
       this.runEnd = end;
       return;
@@ -262,7 +264,8 @@ class Exchange implements BackendSink {
     this.emitSynthetic();
   }
 
-  private handle(f: Frame): void {
+  /** The frame `reader` returned last, of type `code`. */
+  private handle(code: number, reader: FrameReader): void {
     const e = this.expect[this.head];
     const backend = this.backend;
     const result = this.result;
@@ -271,18 +274,17 @@ class Exchange implements BackendSink {
         SQLSTATE.connectionFailure,
         `node "${backend.target.node}" sent an unexpected message`,
       );
-    const code = f.code;
     // Asynchronous messages may come at any point.
     if (
       code === BackendCode.NoticeResponse ||
       code === BackendCode.ParameterStatus ||
       code === BackendCode.NotificationResponse
     ) {
-      if (e.t !== 'quiet' || code === BackendCode.NotificationResponse) this.forward(f);
+      if (e.t !== 'quiet' || code === BackendCode.NotificationResponse) this.forward(reader);
       return;
     }
     if (code === BackendCode.ErrorResponse) {
-      const fields = decodeErrorResponse(f.body);
+      const fields = decodeErrorResponse(reader.frameBody());
       if (e.t === 'quiet') {
         result.quietError ??= fields;
         return;
@@ -292,7 +294,7 @@ class Exchange implements BackendSink {
       } else {
         result.error ??= fields;
         this.hooks.onError(fields.code);
-        this.forward(f);
+        this.forward(reader);
       }
       if (e.t === 'query') return;
       if (e.t === 'one' && e.unprepare !== undefined) backend.prepared.delete(e.unprepare);
@@ -309,43 +311,46 @@ class Exchange implements BackendSink {
     switch (e.t) {
       case 'quiet':
         if (code === BackendCode.ReadyForQuery) {
-          backend.status = decodeReadyForQuery(f.body);
+          backend.status = readyForQueryStatus(reader.frameSize, reader.frameByte(5));
           this.next();
         }
         return;
       case 'query':
         if (code === BackendCode.ReadyForQuery) {
-          backend.status = result.status = decodeReadyForQuery(f.body);
-          if (e.ready) this.forward(f);
+          backend.status = result.status = readyForQueryStatus(
+            reader.frameSize,
+            reader.frameByte(5),
+          );
+          if (e.ready) this.forward(reader);
           this.next();
           return;
         }
         if (code === BackendCode.CommandComplete && this.collectTags)
-          result.tags.push(decodeCommandComplete(f.body));
-        this.forward(f);
+          result.tags.push(decodeCommandComplete(reader.frameBody()));
+        this.forward(reader);
         if (code === BackendCode.CopyInResponse) this.copyIn();
         return;
       case 'one':
-        if (e.forward) this.forward(f);
+        if (e.forward) this.forward(reader);
         this.next();
         return;
       case 'describe_s':
-        this.forward(f);
+        this.forward(reader);
         if (code !== BackendCode.ParameterDescription) this.next();
         return;
       case 'describe_p':
-        this.forward(f);
+        this.forward(reader);
         this.next();
         return;
       case 'execute':
-        this.forward(f);
+        this.forward(reader);
         if (
           code === BackendCode.CommandComplete ||
           code === BackendCode.PortalSuspended ||
           code === BackendCode.EmptyQueryResponse
         ) {
           if (code === BackendCode.CommandComplete && this.collectTags)
-            result.tags.push(decodeCommandComplete(f.body));
+            result.tags.push(decodeCommandComplete(reader.frameBody()));
           this.next();
         } else if (code === BackendCode.CopyInResponse) {
           this.copyIn();
@@ -353,11 +358,11 @@ class Exchange implements BackendSink {
         return;
       case 'sync':
         if (code !== BackendCode.ReadyForQuery) {
-          this.forward(f);
+          this.forward(reader);
           return;
         }
-        backend.status = result.status = decodeReadyForQuery(f.body);
-        this.forward(f);
+        backend.status = result.status = readyForQueryStatus(reader.frameSize, reader.frameByte(5));
+        this.forward(reader);
         this.next();
         return;
       case 'poison':
