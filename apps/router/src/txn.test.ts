@@ -8,25 +8,18 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import postgres from 'postgres';
 import { Writer, decodeCommandComplete, decodeErrorResponse, writeQuery } from '@tessera/pg-wire';
-import { hashKeyText } from '@tessera/pg-hash';
 import { startTestCluster, type TestCluster } from './testing/cluster.js';
+import { keysByNode, metricSum } from './testing/keys.js';
 import { RawClient } from './testing/raw-client.js';
 
 let c: TestCluster;
 /** Tenant keys owned by each data node, from the router's catalog. */
-const keys = new Map<string, number[]>();
+let keys = new Map<string, number[]>();
 let client: pg.Client;
 
 before(async () => {
   c = await startTestCluster();
-  const view = c.router.catalog()!.table('public', 'orders');
-  assert.ok(view?.kind === 'sharded');
-  const ks = view.keyspace;
-  for (let k = 1; k <= 300; k++) {
-    const node = ks.ownerOf(hashKeyText(ks.keyType, String(k), ks.seed));
-    if (!keys.has(node)) keys.set(node, []);
-    keys.get(node)!.push(k);
-  }
+  keys = keysByNode(c.router, 'orders');
   // Ranges live on the data nodes; home holds reference copies (a third node in a transaction).
   assert.deepEqual([...keys.keys()].sort(), ['data1', 'data2']);
   client = new pg.Client({ connectionString: c.url() });
@@ -57,17 +50,10 @@ async function prepared(): Promise<number> {
   return total(await onNodes('select count(*) n from pg_prepared_xacts'));
 }
 
-async function metric(port: number, pattern: RegExp): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n'))
-    if (pattern.test(line)) sum += Number(line.split(' ').at(-1));
-  return sum;
-}
 const twoPhaseCount = (): Promise<number> =>
-  metric(c.router.metricsPort, /^tessera_router_2pc_total\{/);
+  metricSum(c.router.metricsPort, /^tessera_router_2pc_total\{/);
 const decideCalls = (): Promise<number> =>
-  metric(c.coordinator.metricsPort, /^tessera_grpc_server_calls_total\{.*method="Decide"/);
+  metricSum(c.coordinator.metricsPort, /^tessera_grpc_server_calls_total\{.*method="Decide"/);
 
 /** COPY orders FROM STDIN with `rows` as one CopyData: the errors and the tag the client saw. */
 async function rawCopy(raw: RawClient, rows: string): Promise<{ errors: string[]; tag?: string }> {
@@ -350,62 +336,5 @@ describe('transactions across nodes', () => {
       1,
     );
     assert.equal(await prepared(), 0);
-  });
-});
-
-describe('prepared statements inside a one-node transaction (session/held.ts)', () => {
-  const totalOf = async (tenant: number): Promise<number> =>
-    (
-      await client.query<{ total: number }>(
-        'select total from orders where tenant_id = $1 and id = 77',
-        [tenant],
-      )
-    ).rows[0]!.total;
-
-  test('a named statement stays on the transaction’s node; for another node it joins that node', async () => {
-    const a = key('data1', 20);
-    const b = key('data2', 20);
-    await client.query('insert into orders (tenant_id, id, total) values ($1, 77, 10)', [a]);
-    await client.query('insert into orders (tenant_id, id, total) values ($1, 77, 10)', [b]);
-    const bump = (tenant: number): Promise<pg.QueryResult> =>
-      client.query({
-        name: 'held_bump',
-        text: 'update orders set total = total + 1 where tenant_id = $1 and id = 77',
-        values: [tenant],
-      });
-    await bump(a); // parsed here, outside the transaction: later runs are Bind/Execute/Sync only
-    const twoPhaseBefore = await twoPhaseCount();
-    await client.query('begin');
-    await bump(a);
-    await bump(a);
-    // The same statement for a key on data2: the transaction now spans both nodes.
-    assert.equal((await bump(b)).rowCount, 1);
-    await client.query('commit');
-    assert.equal(await twoPhaseCount(), twoPhaseBefore + 1);
-    assert.equal(await totalOf(a), 13);
-    assert.equal(await totalOf(b), 11);
-  });
-
-  test('an error in such a statement fails the transaction, as in Postgres', async () => {
-    const a = key('data1', 21);
-    await client.query('insert into orders (tenant_id, id, total) values ($1, 77, 30)', [a]);
-    const divide = (tenant: number, by: number): Promise<pg.QueryResult> =>
-      client.query({
-        name: 'held_divide',
-        text: 'update orders set total = total / $2 where tenant_id = $1 and id = 77',
-        values: [tenant, by],
-      });
-    await divide(a, 1);
-    await client.query('begin');
-    await divide(a, 3);
-    await assert.rejects(divide(a, 0), { code: '22012' });
-    await assert.rejects(divide(a, 1), { code: '25P02' });
-    await client.query('rollback');
-    assert.equal(await totalOf(a), 30);
-    // The connection goes on: the next transaction commits.
-    await client.query('begin');
-    await divide(a, 2);
-    await client.query('commit');
-    assert.equal(await totalOf(a), 15);
   });
 });

@@ -44,6 +44,25 @@ export function engageInto(
   messages: Buffer[],
   expect: Expectation[],
 ): Backend | Promise<Backend> {
+  return (
+    engageNow(s, node, catalog, begin, messages, expect) ??
+    acquireInto(s, poolFor(s, catalog, node), node, begin, messages, expect)
+  );
+}
+
+/**
+ * engageInto() without waiting: undefined, having engaged nothing, when the backend would have
+ * to be opened or waited for. Throws as engage() does: a node whose part of the transaction was
+ * lost, a node joining a transaction whose state cannot be rebuilt there.
+ */
+export function engageNow(
+  s: Session,
+  node: string,
+  catalog: RoutingCatalog,
+  begin: boolean,
+  messages: Buffer[],
+  expect: Expectation[],
+): Backend | undefined {
   let h = s.held.get(node);
   if (h !== undefined && h.backend.dead && s.txn?.nodes.has(node)) {
     // Its part of the transaction died with it: a fresh backend would run the statement
@@ -58,7 +77,7 @@ export function engageInto(
     if (h) drop(s, node);
     const pool = poolFor(s, catalog, node);
     const idle = pool.tryAcquire();
-    if (idle === undefined) return acquireInto(s, pool, node, begin, messages, expect);
+    if (idle === undefined) return undefined;
     h = { backend: idle, pool };
     s.held.set(node, h);
   }

@@ -1,18 +1,20 @@
-// Statements of a one-node transaction, on the backend the session holds for it. The shape
-// drivers send for a prepared statement (Bind, [Describe portal,] Execute, Sync) takes the steps
-// the general batch handling (extended.ts) would take for it, and only those: route the Bind,
-// check it stays on the transaction's node, prepare if need be, send, settle. Anything else, or
-// anything this path is unsure of, returns undefined and goes the general way.
-import { bindStatementName } from '@tessera/pg-wire';
+// Transactions on one node, the way drivers run prepared statements (Bind, [Describe portal,]
+// Execute, Sync), without the general batch handling (extended.ts): BEGIN is answered here and
+// deferred; the first statement takes its node's backend with the BEGIN ahead of it; later ones,
+// COMMIT and ROLLBACK included, go to the held backend. Each takes the steps extended.ts would take
+// for it, and only those: route the Bind, check it stays on the transaction's node, prepare if
+// need be, send, settle. Anything else, or anything this path is unsure of, goes the general way.
+import { BIND_COMPLETE, NO_DATA, bindStatementName } from '@tessera/pg-wire';
 import { routeLabel } from '../routing/route-types.js';
 import { isWrite } from '../routing/writes.js';
 import type { Backend } from '../pool/backend.js';
 import { EXPECT_ONE, type Expectation } from './exchange.js';
 import type { InMsg } from './client-in.js';
-import { replaySettings, settle } from './engage.js';
+import { engageNow, replaySettings, settle } from './engage.js';
 import { isLocal } from './extended-local.js';
 import { run1 } from './run.js';
 import type { Session } from './session.js';
+import { localTransaction, pickNode } from './simple-query.js';
 import {
   prepareOn,
   preparedExecution,
@@ -22,14 +24,34 @@ import {
 } from './statements.js';
 import { replayable } from './txn.js';
 
-/** Runs `batch` on the held transaction's backend when it qualifies; undefined when it does not. */
+/**
+ * BEGIN (any of its forms) outside a transaction, answered by the router as extended.ts would
+ * (runLocal): the transaction begins on a node with its first statement. False if `batch` is
+ * not that.
+ */
+export function beginHere(s: Session, batch: readonly InMsg[]): boolean {
+  if (s.txn !== undefined || s.localStatus !== 'I' || s.cycleOpen || !preparedExecution(batch))
+    return false;
+  const a = s.statements.get(bindStatementName(batch[0]!.body))?.analysis;
+  if (a?.kind !== 'transaction' || a.action !== 'begin') return false;
+  const out = s.out;
+  out.push(BIND_COMPLETE);
+  if (batch.length === 4) out.push(NO_DATA); // Describe of a portal the router runs
+  localTransaction(s, a, (b) => out.push(b));
+  out.push(s.readyFrame());
+  out.flush();
+  return true;
+}
+
+/**
+ * Runs `batch` on the node of a one-node transaction (begun or deferred) when it qualifies;
+ * undefined when it does not.
+ */
 export function runHeld(s: Session, batch: readonly InMsg[]): Promise<void> | undefined {
+  if (s.cycleOpen || !preparedExecution(batch)) return undefined;
   const txn = s.txn;
-  if (txn === undefined || txn.crossNode || s.cycleOpen || !preparedExecution(batch))
-    return undefined;
-  const node = txn.first;
-  const held = node === undefined ? undefined : s.held.get(node);
-  if (node === undefined || held === undefined || held.backend.dead) return undefined;
+  // Deferred (BEGIN answered here, no node yet) or on one node; a failed one goes the general way.
+  if (txn === undefined ? s.localStatus !== 'T' : txn.crossNode) return undefined;
   const bind = batch[0]!;
   const rec = s.statements.get(bindStatementName(bind.body));
   const a = rec?.analysis;
@@ -39,14 +61,30 @@ export function runHeld(s: Session, batch: readonly InMsg[]): Promise<void> | un
   const catalog = s.services.catalog();
   if (catalog === undefined) return undefined;
   const r = routeOfBind(a, catalog, bind);
-  // A statement for another node makes the transaction cross nodes: the general path.
-  if (r === undefined || r.kind !== 'node' || (!r.flexible && r.node !== node)) return undefined;
-  s.services.metrics.statements(routeLabel(r));
-  txn.wrote(node, isWrite(a));
-  const backend = held.backend;
+  if (r === undefined || r.kind !== 'node') return undefined;
   const messages: Buffer[] = [];
   const expect: Expectation[] = [];
-  replaySettings(s, backend, messages, expect);
+  let node: string;
+  let backend: Backend;
+  if (txn === undefined) {
+    // The first statement: its node's backend, with the deferred BEGIN ahead of it. Nothing can
+    // throw here without a transaction; a backend to wait for goes the general way.
+    node = pickNode(s, r.node, r.flexible);
+    const now = engageNow(s, node, catalog, true, messages, expect);
+    if (now === undefined) return undefined;
+    backend = now;
+  } else {
+    const first = txn.first;
+    const held = first === undefined ? undefined : s.held.get(first);
+    // A statement for another node makes the transaction cross nodes: the general path.
+    if (first === undefined || held === undefined || held.backend.dead) return undefined;
+    if (!r.flexible && r.node !== first) return undefined;
+    node = first;
+    backend = held.backend;
+    replaySettings(s, backend, messages, expect);
+  }
+  s.services.metrics.statements(routeLabel(r));
+  s.txn?.wrote(node, isWrite(a));
   const name = prepareOn(backend, rec, s.settings.key(), messages, expect);
   messages.push(name === '' ? bind.raw : rewriteBindStatement(bind.body, name));
   expect.push(EXPECT_ONE);

@@ -26,7 +26,7 @@ import { runStartup } from './startup.js';
 import { handleQuery } from './simple-query.js';
 import { handleBatch } from './extended.js';
 import { runPipelined } from './pipelined.js';
-import { runHeld } from './held.js';
+import { beginHere, runHeld } from './held.js';
 import type { OpenTxn } from './txn.js';
 import type { ExchangeHooks } from './exchange.js';
 
@@ -185,7 +185,11 @@ export class Session implements Cancellable {
           this.out.flush();
           return;
         }
-        return runPipelined(this, batch) ?? runHeld(this, batch) ?? handleBatch(this, batch);
+        // The shapes drivers send most go lean paths (pipelined.ts, held.ts) when they qualify.
+        const pipelined = runPipelined(this, batch);
+        if (pipelined !== undefined) return pipelined;
+        if (beginHere(this, batch)) return;
+        return runHeld(this, batch) ?? handleBatch(this, batch);
       }
       case 0x64: // CopyData, CopyDone, CopyFail outside COPY: dropped, as Postgres does.
       case 0x63:
