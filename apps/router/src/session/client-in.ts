@@ -31,8 +31,12 @@ export class ClientIn {
     return this.inbox.length > 0;
   }
 
-  /** Logged in: messages of any size are read into the inbox as they come. */
-  loggedIn(): void {
+  /** Called as messages arrive once logged in (and when the connection closes). */
+  private onMessages: (() => void) | undefined;
+
+  /** Logged in: messages of any size are read into the inbox as they come, `onMessages` told. */
+  loggedIn(onMessages: () => void): void {
+    this.onMessages = onMessages;
     this.startupPhase = false;
     this.s.socket.resume(); // paused if the client sent ahead of its login
     this.reader.setMaxFrameLength(MAX_FRAME);
@@ -81,6 +85,7 @@ export class ClientIn {
     const w = this.wake;
     this.wake = undefined;
     w?.();
+    this.onMessages?.();
   }
 
   /** Resolves when more bytes arrived (startup phase) or the connection closed. */

@@ -119,7 +119,7 @@ export class Session implements Cancellable {
     this.listen(secure);
   }
 
-  /** Runs the connection to its end; never rejects. */
+  /** Logs the client in, then serve() takes over; never rejects. */
   async run(): Promise<void> {
     const loginTimer = setTimeout(() => {
       this.fatal(new RouterError('08006', 'the client did not log in in time', 'FATAL'));
@@ -127,24 +127,50 @@ export class Session implements Cancellable {
     try {
       const ok = await runStartup(this).finally(() => clearTimeout(loginTimer));
       if (!ok) return this.close();
-      const input = this.input;
-      input.loggedIn();
-      while (!this.closed) {
-        // Messages already in the inbox are taken without an event-loop turn; only statements
-        // that talk to a backend (or wait) return a promise.
-        if (!input.hasMessage) {
-          await input.waitData();
-          continue;
-        }
-        const pending = this.handle(input.takeMessage());
-        if (pending !== undefined) await pending;
-      }
     } catch (e) {
       this.fatal(e);
-    } finally {
-      this.close();
+      return this.close();
     }
+    // From now on the inbox calls serve() as messages come.
+    this.input.loggedIn(this.serve);
   }
+
+  /** A message's handling is under way (serve() runs, or waits for a message's promise). */
+  private serving = false;
+
+  /**
+   * Handles the inbox's messages in order, each to its end: those answered at once in this turn,
+   * and after one that has to wait (a backend, the pool), on from when it is done. No promise and
+   * no event-loop turn between messages that need none, or between a read and its handling.
+   */
+  private readonly serve = (): void => {
+    if (this.serving) return;
+    this.serving = true;
+    const input = this.input;
+    try {
+      while (!this.closed && input.hasMessage) {
+        const pending = this.handle(input.takeMessage());
+        if (pending !== undefined) {
+          pending.then(this.served, this.failed);
+          return;
+        }
+      }
+    } catch (e) {
+      return this.failed(e);
+    }
+    this.serving = false;
+  };
+
+  private readonly served = (): void => {
+    this.serving = false;
+    this.serve();
+  };
+
+  private readonly failed = (e: unknown): void => {
+    this.serving = false;
+    this.fatal(e);
+    this.close();
+  };
 
   // ---- dispatch ----
 
