@@ -4,5 +4,5 @@ export { hashBytesExtended } from './jenkins.js';
 export { hashInt2Extended, hashInt4Extended, hashInt8Extended } from './int-hash.js';
 export { hashTextExtended } from './text-hash.js';
 export { hashUuidExtended } from './uuid.js';
-export { hashKeyText, hashKeyBinary, type KeyType } from './key.js';
+export { hashKeyText, hashKeyUtf8, hashKeyBinary, type KeyType } from './key.js';
 export { KeyValueError, type KeyValueSqlState } from './errors.js';

@@ -9,6 +9,7 @@ import {
   hashInt8Extended,
   hashKeyBinary,
   hashKeyText,
+  hashKeyUtf8,
   hashTextExtended,
   hashUuidExtended,
   KeyValueError,
@@ -239,4 +240,69 @@ test('string keys hash as their UTF-8 bytes on both encoding paths, lone surroga
   assert.equal(hashTextExtended('x\udc00', 0n), hashTextExtended('x\ufffd', 0n));
   const huge = '€'.repeat(100_000);
   assert.equal(hashTextExtended(huge, 1n), hashBytesExtended(encoder.encode(huge), 1n));
+});
+
+test('hashKeyUtf8 agrees with hashKeyText on the bytes of the same text, errors included', () => {
+  const texts = [
+    '0',
+    '-0',
+    '7',
+    '007',
+    '-1',
+    '42',
+    '-42',
+    '32767',
+    '32768',
+    '-32768',
+    '-32769',
+    '2147483647',
+    '2147483648',
+    '-2147483648',
+    '-2147483649',
+    '999999999999999',
+    '-999999999999999',
+    '1000000000000000',
+    '4294967296',
+    '-4294967296',
+    '4294967295',
+    '9223372036854775807',
+    '9223372036854775808',
+    '-9223372036854775808',
+    ' 5',
+    '5 ',
+    '+5',
+    '-',
+    '',
+    '1e3',
+    '5.0',
+    '0x10',
+    '١٢',
+    'abc',
+    'héllo',
+    '12a',
+  ];
+  for (let i = 0; i < 2000; i++) {
+    const digits = 1 + Math.floor(Math.random() * 18);
+    let t = Math.random() < 0.5 ? '-' : '';
+    for (let d = 0; d < digits; d++) t += String(Math.floor(Math.random() * 10));
+    texts.push(t);
+  }
+  const outcome = (f: () => bigint): string => {
+    try {
+      return String(f());
+    } catch (e) {
+      return e instanceof KeyValueError ? `${e.sqlstate} ${e.message}` : `other ${String(e)}`;
+    }
+  };
+  for (const keyType of ['bigint', 'int', 'smallint', 'text', 'uuid'] as const) {
+    for (const seed of [0n, 5n]) {
+      for (const text of texts) {
+        assert.equal(
+          outcome(() => hashKeyUtf8(keyType, Buffer.from(text, 'utf8'), seed)),
+          outcome(() => hashKeyText(keyType, text, seed)),
+          `${keyType} ${JSON.stringify(text)} seed ${seed}`,
+        );
+      }
+    }
+  }
 });

@@ -11,6 +11,8 @@ import { hashUuidExtended } from './uuid.js';
 export type KeyType = 'bigint' | 'int' | 'smallint' | 'text' | 'uuid';
 
 const int8: Int8Halves = { hi: 0, lo: 0 };
+const utf8 = new TextDecoder();
+const TWO_POW_32 = 2 ** 32;
 
 /**
  * The hash of a key given in Postgres text form. Throws KeyValueError (SQLSTATE 22P02 or 22003,
@@ -32,6 +34,41 @@ export function hashKeyText(keyType: KeyType, text: string, seed: bigint): bigin
     default:
       return assertNever(keyType);
   }
+}
+
+/**
+ * hashKeyText of a key given as UTF-8 bytes (a text-format bind parameter). An integer in the
+ * shape drivers send (an optional minus and at most 15 ASCII digits, in range) is read from the
+ * bytes themselves; anything else is decoded and goes through hashKeyText: same hashes, same
+ * errors, without a string for the common case.
+ */
+export function hashKeyUtf8(keyType: KeyType, bytes: Uint8Array, seed: bigint): bigint {
+  if (keyType === 'bigint' || keyType === 'int' || keyType === 'smallint') {
+    const v = plainInteger(bytes);
+    if (v !== undefined) {
+      if (keyType === 'bigint') {
+        const hi = Math.floor(v / TWO_POW_32);
+        return hashInt8HalvesExtended(hi | 0, (v - hi * TWO_POW_32) | 0, seed);
+      }
+      const limit = keyType === 'int' ? 2 ** 31 : 2 ** 15;
+      if (v >= -limit && v < limit) return hashUint32Extended(v | 0, seed);
+    }
+  }
+  return hashKeyText(keyType, utf8.decode(bytes), seed);
+}
+
+/** `-?[0-9]{1,15}` as a number (exact in a double), or undefined for any other bytes. */
+function plainInteger(b: Uint8Array): number | undefined {
+  const n = b.length;
+  let i = n > 0 && b[0] === 0x2d ? 1 : 0;
+  if (i === n || n - i > 15) return undefined;
+  let v = 0;
+  for (; i < n; i++) {
+    const d = b[i]! - 0x30;
+    if (d < 0 || d > 9) return undefined;
+    v = v * 10 + d;
+  }
+  return b[0] === 0x2d ? -v : v;
 }
 
 /**

@@ -1,6 +1,6 @@
 // Turning the values that pin a shard key (constants in the SQL, bind parameters in text or
 // binary form, array parameters of `= ANY($n)`) into hashes, exactly as Postgres would hash them.
-import { hashKeyBinary, hashKeyText, type KeyType } from '@tessera/pg-hash';
+import { hashKeyBinary, hashKeyText, hashKeyUtf8, type KeyType } from '@tessera/pg-hash';
 import { parseArrayLiteral, type PinValue, type RowValue } from '@tessera/sql';
 
 /** One bind parameter as the Bind carried it (see pg-wire's bindParam). */
@@ -68,7 +68,7 @@ export function hashPinValues(
 
 /** A scalar parameter's hash; binary integers of any width hash as their value (as in Postgres). */
 export function hashParam(keyType: KeyType, value: Buffer, format: number, seed: bigint): bigint {
-  if (format === 0) return hashKeyText(keyType, value.toString('utf8'), seed);
+  if (format === 0) return hashKeyUtf8(keyType, value, seed);
   if (
     INTEGER_KEYS.has(keyType) &&
     (value.length === 2 || value.length === 4 || value.length === 8)

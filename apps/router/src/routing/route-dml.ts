@@ -181,14 +181,25 @@ function pinnedNodes(
   return new Set(keyspace.owners);
 }
 
+/** Read only, shared: one per node. */
+const onlyNodeSets = new Map<string, ReadonlySet<string>>();
+
+function onlyNode(node: string): ReadonlySet<string> {
+  let set = onlyNodeSets.get(node);
+  if (set === undefined) onlyNodeSets.set(node, (set = new Set([node])));
+  return set;
+}
+
 function ownersOfPin(
   pin: KeyPin,
   keyspace: ShardedView['keyspace'],
   params: ParamSource | undefined,
-): Set<string> | 'params' | 'unpinnable' {
+): ReadonlySet<string> | 'params' | 'unpinnable' {
   if (pin.matchesNothing) return new Set();
   const hashes = hashPinValues(pin.values, keyspace.keyType, keyspace.seed, params);
   if (hashes === 'params' || hashes === 'unpinnable') return hashes;
+  // The common pin, key = one value: a set made once per node.
+  if (hashes.length === 1 && hashes[0] !== null) return onlyNode(keyspace.ownerOf(hashes[0]!));
   const owners = new Set<string>();
   for (const h of hashes) if (h !== null) owners.add(keyspace.ownerOf(h));
   return owners;

@@ -12,11 +12,14 @@ export function routeInsert(
   catalog: RoutingCatalog,
   params: ParamSource | undefined,
 ): Route {
+  // Classified once per statement and catalog (tables.ts): the target is among its writes.
+  const t = classify(a.tables, catalog);
   const targetRef = a.tables[a.targetIndex];
-  const target = lookupTable(catalog, targetRef?.schema, targetRef?.name ?? '');
+  const target =
+    t.writes.find((w) => w.index === a.targetIndex)?.view ??
+    lookupTable(catalog, targetRef?.schema, targetRef?.name ?? '');
   if (target.kind !== 'sharded')
     return routeDml(a, a.select?.where ?? NO_WHERE, catalog, params, 'read');
-  const t = classify(a.tables, catalog);
   const other = t.sharded.find((s) => s.index !== a.targetIndex);
   const ks = target.keyspace;
   const onlyOwner = ks.owners.length === 1 ? ks.owners[0]! : undefined;

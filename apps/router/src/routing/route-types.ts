@@ -91,8 +91,16 @@ export function home(catalog: RoutingCatalog, flexible: boolean): NodeRoute {
 }
 
 /** The one node the statement's rows live on. */
+/** Routes are plain data, never changed once made: one per node serves every statement. */
+const singles = new Map<string, NodeRoute>();
+
 export function single(node: string): NodeRoute {
-  return { kind: 'node', node, label: 'single', flexible: false };
+  let r = singles.get(node);
+  if (r === undefined) {
+    r = Object.freeze({ kind: 'node', node, label: 'single', flexible: false });
+    singles.set(node, r);
+  }
+  return r;
 }
 
 export type RouteLabel = 'single' | 'home' | 'all' | 'scatter' | 'refused';
