@@ -8,7 +8,14 @@ import { quietNode } from '../pgbench/load.js';
 import { measure } from '../pgbench/measure.js';
 import { WORKLOADS, workloadScript, type WorkloadKind } from '../pgbench/scripts.js';
 import { capacityLines } from '../report/capacity.js';
-import { summarize, type Measurement, type Metric, type SuiteResult } from '../report/model.js';
+import {
+  summarize,
+  type CheckResult,
+  type Measurement,
+  type Metric,
+  type SuiteResult,
+  type SummaryRow,
+} from '../report/model.js';
 import { addRatios } from '../report/ratios.js';
 import { startPgbenchNode } from './pgbench-targets.js';
 import { runStamp, type Suite, type SuiteContext } from './suite.js';
@@ -36,7 +43,59 @@ export const METRICS: Metric[] = [
   { key: 'vsDirect', label: 'x direct', digits: 2 },
   { key: 'vsPgbouncer', label: 'x pgbouncer', digits: 2 },
   { key: 'cpuUsPerStmt', label: 'proxy CPU µs/stmt', digits: 1 },
+  { key: 'cpuVsPipe', label: 'CPU x pipe', digits: 2 },
 ];
+
+/** The issue's targets for the router on this suite (docs/benchmarks.md shows them as checks). */
+export const TARGETS_OF_ROUTER = {
+  select64VsPgbouncer: 1.0,
+  select64VsDirect: 0.6,
+  tpcbVsDirect: 0.9,
+  cpuUsPerStmt: 25,
+  cpuVsPipe: 1.15,
+} as const;
+
+/**
+ * The targets judged from the medians of a run: each one a check that says its numbers, met or
+ * not. A check whose rows the run did not produce (other --clients or --targets) is left out.
+ */
+export function overheadChecks(summary: readonly SummaryRow[]): CheckResult[] {
+  const T = TARGETS_OF_ROUTER;
+  const router = (group: string) => summary.find((r) => r.group === group && r.target === 'router');
+  const f = (x: number | null | undefined, d = 2) => (typeof x === 'number' ? x.toFixed(d) : 'n/a');
+  const checks: CheckResult[] = [];
+  const select = router('select, 64 clients')?.values;
+  if (select?.['vsPgbouncer'] != null && select['vsDirect'] != null) {
+    checks.push({
+      name: `select, 64 clients: router >= ${T.select64VsPgbouncer.toFixed(1)}x PgBouncer and >= ${T.select64VsDirect}x direct`,
+      ok:
+        select['vsPgbouncer'] >= T.select64VsPgbouncer && select['vsDirect'] >= T.select64VsDirect,
+      detail: `${f(select['vsPgbouncer'])}x PgBouncer, ${f(select['vsDirect'])}x direct`,
+    });
+  }
+  const tpcb = router('tpcb-branch, 16 clients')?.values;
+  if (tpcb?.['vsDirect'] != null) {
+    checks.push({
+      name: `tpcb-branch, 16 clients: router >= ${T.tpcbVsDirect}x direct`,
+      ok: tpcb['vsDirect'] >= T.tpcbVsDirect,
+      detail: `${f(tpcb['vsDirect'])}x direct`,
+    });
+  }
+  const cpu = summary.filter((r) => r.target === 'router' && r.values['cpuUsPerStmt'] != null);
+  if (cpu.length > 0) {
+    const within = (r: SummaryRow) =>
+      r.values['cpuUsPerStmt']! <= T.cpuUsPerStmt &&
+      (r.values['cpuVsPipe'] == null || r.values['cpuVsPipe'] <= T.cpuVsPipe);
+    checks.push({
+      name: `router CPU per statement <= ${T.cpuUsPerStmt} µs and <= ${T.cpuVsPipe}x the bare Node pipe's`,
+      ok: cpu.every(within),
+      detail: cpu
+        .map((r) => `${r.group} ${f(r.values['cpuUsPerStmt'], 1)} µs, ${f(r.values['cpuVsPipe'])}x`)
+        .join('; '),
+    });
+  }
+  return checks;
+}
 
 interface Workload {
   kind: WorkloadKind;
@@ -107,6 +166,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
     }
     addRatios(measurements, 'direct', 'vsDirect');
     addRatios(measurements, 'pgbouncer', 'vsPgbouncer');
+    addRatios(measurements, 'passthrough', 'cpuVsPipe', 'cpuUsPerStmt');
     const summary = summarize(measurements, METRICS);
     return {
       suite: 'overhead',
@@ -138,9 +198,11 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
       notes: [
         'Ratios are taken within each round (same workload, same round), then the median over rounds.',
         'Proxy CPU is utime+stime of the proxy process (and its children) from /proc/<pid>/stat across the run, divided by transactions x statements per transaction.',
+        "CPU x pipe is a proxy's CPU per statement over the bare Node pipe's, in the same round and workload.",
         'pgbench runs on the same machine and competes for its cores; every target pays that alike.',
       ],
       capacity: capacityLines(summary),
+      checks: overheadChecks(summary),
     };
   } finally {
     await node.stop();
