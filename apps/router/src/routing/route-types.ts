@@ -90,10 +90,10 @@ export function home(catalog: RoutingCatalog, flexible: boolean): NodeRoute {
   return { kind: 'node', node: catalog.home, label: 'home', flexible };
 }
 
-/** The one node the statement's rows live on. */
 /** Routes are plain data, never changed once made: one per node serves every statement. */
 const singles = new Map<string, NodeRoute>();
 
+/** The one node the statement's rows live on. */
 export function single(node: string): NodeRoute {
   let r = singles.get(node);
   if (r === undefined) {
