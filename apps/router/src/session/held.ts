@@ -4,7 +4,7 @@
 // COMMIT and ROLLBACK included, go to the held backend. Each takes the steps extended.ts would take
 // for it, and only those: route the Bind, check it stays on the transaction's node, prepare if
 // need be, send, settle. Anything else, or anything this path is unsure of, goes the general way.
-import { BIND_COMPLETE, NO_DATA, bindStatementName } from '@tessera/pg-wire';
+import { BIND_COMPLETE, NO_DATA } from '@tessera/pg-wire';
 import { routeLabel } from '../routing/route-types.js';
 import { isWrite } from '../routing/writes.js';
 import type { Backend } from '../pool/backend.js';
@@ -17,10 +17,10 @@ import type { Session } from './session.js';
 import { localTransaction, pickNode } from './simple-query.js';
 import {
   prepareOn,
-  preparedExecution,
   pushExecutionTail,
   rewriteBindStatement,
   routeOfBind,
+  type PreparedRun,
 } from './statements.js';
 import { replayable } from './txn.js';
 
@@ -29,11 +29,10 @@ import { replayable } from './txn.js';
  * (runLocal): the transaction begins on a node with its first statement. False if `batch` is
  * not that.
  */
-export function beginHere(s: Session, batch: readonly InMsg[]): boolean {
-  if (s.txn !== undefined || s.localStatus !== 'I' || s.cycleOpen || !preparedExecution(batch))
-    return false;
-  const a = s.statements.get(bindStatementName(batch[0]!.body))?.analysis;
-  if (a?.kind !== 'transaction' || a.action !== 'begin') return false;
+export function beginHere(s: Session, batch: readonly InMsg[], run: PreparedRun): boolean {
+  const a = run.analysis;
+  if (a.kind !== 'transaction' || a.action !== 'begin') return false;
+  if (s.txn !== undefined || s.localStatus !== 'I' || s.cycleOpen) return false;
   const out = s.out;
   out.push(BIND_COMPLETE);
   if (batch.length === 4) out.push(NO_DATA); // Describe of a portal the router runs
@@ -47,17 +46,20 @@ export function beginHere(s: Session, batch: readonly InMsg[]): boolean {
  * Runs `batch` on the node of a one-node transaction (begun or deferred) when it qualifies;
  * undefined when it does not.
  */
-export function runHeld(s: Session, batch: readonly InMsg[]): Promise<void> | undefined {
-  if (s.cycleOpen || !preparedExecution(batch)) return undefined;
+export function runHeld(
+  s: Session,
+  batch: readonly InMsg[],
+  run: PreparedRun,
+): Promise<void> | undefined {
+  if (s.cycleOpen) return undefined;
   const txn = s.txn;
   // Deferred (BEGIN answered here, no node yet) or on one node; a failed one goes the general way.
   if (txn === undefined ? s.localStatus !== 'T' : txn.crossNode) return undefined;
-  const bind = batch[0]!;
-  const rec = s.statements.get(bindStatementName(bind.body));
-  const a = rec?.analysis;
+  const { rec, analysis: a } = run;
   // What the router answers itself, savepoints and SET keep their bookkeeping in the general
   // path; COMMIT and ROLLBACK go to the node like any statement, and settle() ends the transaction.
-  if (rec === undefined || a === undefined || isLocal(s, a) || replayable(a)) return undefined;
+  if (isLocal(s, a) || replayable(a)) return undefined;
+  const bind = batch[0]!;
   const catalog = s.services.catalog();
   if (catalog === undefined) return undefined;
   const r = routeOfBind(a, catalog, bind);

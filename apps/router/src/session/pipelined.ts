@@ -12,7 +12,6 @@
 // hold up the statements queued after it): plain SELECTs with no locking clause, no data-modifying
 // CTE, and no function outside the read-only list of routing/writes.ts. Everything else (writes,
 // transactions, unnamed statements) takes a backend of its own as before.
-import { bindStatementName } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
 import { routeLabel } from '../routing/route-types.js';
 import { isWrite } from '../routing/writes.js';
@@ -22,10 +21,10 @@ import { poolFor, replaySettings } from './engage.js';
 import { runShared } from './run.js';
 import type { Session } from './session.js';
 import {
-  preparedExecution,
   pushExecutionTail,
   rewriteBindStatement,
   routeOfBind,
+  type PreparedRun,
   type StatementRecord,
 } from './statements.js';
 import type { Backend } from '../pool/backend.js';
@@ -44,7 +43,11 @@ export function pipelinableRead(a: Analysis): boolean {
  * Runs `batch` pipelined on a shared backend when it qualifies (see above); undefined when it
  * does not, and the caller handles it as usual.
  */
-export function runPipelined(s: Session, batch: readonly InMsg[]): Promise<void> | undefined {
+export function runPipelined(
+  s: Session,
+  batch: readonly InMsg[],
+  run: PreparedRun,
+): Promise<void> | undefined {
   const config = s.services.config;
   if (config.pipelineDepth <= 1 || config.poolMode !== 'transaction') return undefined;
   if (
@@ -55,11 +58,9 @@ export function runPipelined(s: Session, batch: readonly InMsg[]): Promise<void>
     s.held.size > 0
   )
     return undefined;
-  if (!preparedExecution(batch)) return undefined;
+  const { rec, analysis: a } = run;
+  if (!pipelinableRead(a)) return undefined;
   const bind = batch[0]!;
-  const rec = s.statements.get(bindStatementName(bind.body));
-  const a = rec?.analysis;
-  if (rec === undefined || a === undefined || !pipelinableRead(a)) return undefined;
   const catalog = s.services.catalog();
   if (catalog === undefined) return undefined;
   const r = routeOfBind(a, catalog, bind);

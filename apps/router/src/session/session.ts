@@ -21,7 +21,7 @@ import { ClientIn, type InMsg } from './client-in.js';
 import { ClientOut } from './client-out.js';
 import { errorFields, errorFrame } from './errors-wire.js';
 import { SessionSettings } from './settings.js';
-import type { StatementRecord } from './statements.js';
+import { preparedRun, type StatementRecord } from './statements.js';
 import { runStartup } from './startup.js';
 import { handleQuery } from './simple-query.js';
 import { handleBatch } from './extended.js';
@@ -211,11 +211,16 @@ export class Session implements Cancellable {
           this.out.flush();
           return;
         }
-        // The shapes drivers send most go lean paths (pipelined.ts, held.ts) when they qualify.
-        const pipelined = runPipelined(this, batch);
-        if (pipelined !== undefined) return pipelined;
-        if (beginHere(this, batch)) return;
-        return runHeld(this, batch) ?? handleBatch(this, batch);
+        // The shape drivers send most goes lean paths (pipelined.ts, held.ts) when it qualifies.
+        const run = preparedRun(this.statements, batch);
+        if (run !== undefined) {
+          const lean = runPipelined(this, batch, run);
+          if (lean !== undefined) return lean;
+          if (beginHere(this, batch, run)) return;
+          const held = runHeld(this, batch, run);
+          if (held !== undefined) return held;
+        }
+        return handleBatch(this, batch);
       }
       case 0x64: // CopyData, CopyDone, CopyFail outside COPY: dropped, as Postgres does.
       case 0x63:

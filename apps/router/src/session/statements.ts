@@ -1,7 +1,7 @@
 // A client's prepared statements under transaction pooling: what it asked to Parse, under its
 // own names, and the router-unique name each gets on whichever backend runs it.
 import { createHash } from 'node:crypto';
-import { Writer, bindParam, findNul, writeParse } from '@tessera/pg-wire';
+import { Writer, bindParam, bindStatementName, findNul, writeParse } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
 import { route } from '../routing/route.js';
 import type { Route } from '../routing/route-types.js';
@@ -131,16 +131,29 @@ export function targetFrame(code: number, target: 'S' | 'P', name: string): Buff
   return out;
 }
 
+/** A batch the lean paths can take: a prepared statement's run, its record and its one statement. */
+export interface PreparedRun {
+  readonly rec: StatementRecord;
+  readonly analysis: Analysis;
+}
+
 /**
- * The shape drivers send to run a prepared statement: Bind, [Describe portal,] Execute, Sync
- * (the paths that skip the general batch handling: pipelined.ts, held.ts).
+ * The shape drivers send to run a prepared statement, Bind, [Describe portal,] Execute, Sync, of
+ * a statement the client prepared with one statement in it: looked up once per batch for the
+ * paths that skip the general batch handling (pipelined.ts, held.ts). Undefined otherwise.
  */
-export function preparedExecution(batch: readonly InMsg[]): boolean {
+export function preparedRun(
+  statements: ReadonlyMap<string, StatementRecord>,
+  batch: readonly InMsg[],
+): PreparedRun | undefined {
   const n = batch.length;
-  if (n < 3 || n > 4) return false;
+  if (n < 3 || n > 4) return undefined;
   if (batch[0]!.code !== 0x42 || batch[n - 2]!.code !== 0x45 || batch[n - 1]!.code !== 0x53)
-    return false;
-  return n === 3 || (batch[1]!.code === 0x44 && batch[1]!.body[0] === 0x50);
+    return undefined;
+  if (n === 4 && (batch[1]!.code !== 0x44 || batch[1]!.body[0] !== 0x50)) return undefined;
+  const rec = statements.get(bindStatementName(batch[0]!.body));
+  const analysis = rec?.analysis;
+  return rec === undefined || analysis === undefined ? undefined : { rec, analysis };
 }
 
 /** The route of `bind`'s statement; undefined if routing throws (the general path reports it). */
@@ -152,7 +165,7 @@ export function routeOfBind(a: Analysis, catalog: RoutingCatalog, bind: InMsg): 
   }
 }
 
-/** The [Describe,] Execute and Sync of a preparedExecution batch, forwarded as they came. */
+/** The [Describe,] Execute and Sync of a preparedRun batch, forwarded as they came. */
 export function pushExecutionTail(
   batch: readonly InMsg[],
   messages: Buffer[],
