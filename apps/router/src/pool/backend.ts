@@ -5,31 +5,22 @@ import { connect, type Socket } from 'node:net';
 import {
   BackendCode,
   FrameReader,
-  ScramClient,
   Writer,
-  decodeAuthentication,
   decodeBackendKeyData,
   decodeErrorResponse,
   decodeParameterStatus,
   decodeReadyForQuery,
-  writePasswordMessage,
-  writeSASLInitialResponse,
-  writeSASLResponse,
   writeCancelRequest,
   writeStartupMessage,
   type Frame,
   type NoticeFields,
   type TransactionStatus,
 } from '@tessera/pg-wire';
-import { createHash } from 'node:crypto';
-import { RouterError, SQLSTATE } from '../errors.js';
+import { RouterError } from '../errors.js';
 import { readInto } from './read-buffer.js';
 import { writePieces } from '../socket-write.js';
-import {
-  PassThroughScramClient,
-  type ScramClientRole,
-  type ScramPassThrough,
-} from './scram-pass-through.js';
+import { LoginAuth, unreachable } from './backend-login.js';
+import type { ScramPassThrough } from './scram-pass-through.js';
 
 export interface BackendTarget {
   readonly node: string;
@@ -87,8 +78,7 @@ export class Backend {
   headSinceMs = 0;
   /** Names whose Parse is on its way: not usable by another pipelined statement until answered. */
   readonly parsing = new Set<string>();
-  /** Frames received: nextFrame(), or the reader's nextCode() for a sink that forwards most
-   * frames without looking into them (exchange.ts). */
+  /** Frames received: nextFrame(), or nextCode() for a sink that forwards them unread. */
   readonly reader = new FrameReader();
   private sink: BackendSink | undefined;
   /** Sinks of pipelined statements behind the active one, in the order their messages went. */
@@ -137,7 +127,7 @@ export class Backend {
         () => fail(unreachable(target, `no answer within ${timeoutMs} ms`)),
         timeoutMs,
       );
-      let scram: ScramClientRole | undefined;
+      const auth = new LoginAuth(target, passThrough);
       socket.on('error', fail);
       socket.on('close', () => fail(unreachable(target, 'the connection closed during login')));
       socket.on('connect', () => {
@@ -154,54 +144,8 @@ export class Backend {
           for (let f = backend.reader.next(); f; f = backend.reader.next()) {
             switch (f.code) {
               case BackendCode.Authentication: {
-                const auth = decodeAuthentication(f.body);
-                const w = new Writer();
-                switch (auth.type) {
-                  case 'Ok':
-                    break;
-                  case 'CleartextPassword':
-                    socket.write(writePasswordMessage(w, needPassword(target)).flush());
-                    break;
-                  case 'MD5Password': {
-                    const inner = md5(needPassword(target) + target.user);
-                    socket.write(
-                      writePasswordMessage(
-                        w,
-                        'md5' + md5(Buffer.concat([Buffer.from(inner), auth.salt])),
-                      ).flush(),
-                    );
-                    break;
-                  }
-                  case 'SASL':
-                    if (!auth.mechanisms.includes('SCRAM-SHA-256'))
-                      throw unreachable(
-                        target,
-                        'the node offers no SASL mechanism the router speaks',
-                      );
-                    scram = passThrough
-                      ? new PassThroughScramClient(passThrough, `node "${target.node}"`)
-                      : new ScramClient(needPassword(target));
-                    socket.write(
-                      writeSASLInitialResponse(
-                        w,
-                        'SCRAM-SHA-256',
-                        scram.clientFirstMessage(),
-                      ).flush(),
-                    );
-                    break;
-                  case 'SASLContinue':
-                    if (!scram) throw unreachable(target, 'unexpected SASL continue');
-                    socket.write(writeSASLResponse(w, scram.receiveServerFirst(auth.data)).flush());
-                    break;
-                  case 'SASLFinal':
-                    scram?.receiveServerFinal(auth.data);
-                    break;
-                  default:
-                    throw unreachable(
-                      target,
-                      'the node asks for an authentication method the router does not speak',
-                    );
-                }
+                const reply = auth.answer(f.body);
+                if (reply !== undefined) socket.write(reply);
                 break;
               }
               case BackendCode.ParameterStatus: {
@@ -412,25 +356,4 @@ export class Backend {
   destroy(reason: string): void {
     this.kill(new Error(reason));
   }
-}
-
-function needPassword(target: BackendTarget): string {
-  if (target.password === undefined) {
-    throw new RouterError(
-      SQLSTATE.invalidAuthorization,
-      `node "${target.node}" asks for a password and the router has none (set TESSERA_NODE_PASSWORD)`,
-    );
-  }
-  return target.password;
-}
-
-function md5(data: string | Buffer): string {
-  return createHash('md5').update(data).digest('hex');
-}
-
-function unreachable(target: BackendTarget, why: string): RouterError {
-  return new RouterError(
-    SQLSTATE.connectionFailure,
-    `could not connect to node "${target.node}" (${target.host}:${target.port}): ${why}`,
-  );
 }
