@@ -3,6 +3,9 @@
 export { initSqlParser, isSqlParserReady } from './parser.js';
 export { analyze, analyzeAll } from './analyze.js';
 export { AnalysisCache } from './cache.js';
+export type { AnalysisCacheOptions } from './cache.js';
+export { normalizeLiterals } from './literals.js';
+export type { LiteralClass, LiteralSlot, NormalizedText } from './literals.js';
 export { rebuildInsert, rebuildInsertRenumbered } from './rebuild.js';
 export type { RebuiltInsert } from './rebuild.js';
 export { quoteIdent, quoteLiteral, quoteQualified } from './quote.js';
