@@ -5,6 +5,7 @@
 import type pg from 'pg';
 import type { PgServer } from '@tessera/testkit';
 import { planRead } from '@tessera/sql';
+import type { PlanOptions } from '@tessera/sql';
 import type { PlannerCatalog } from '@tessera/sql';
 import { executeReadPlan } from './execute.js';
 import { MergeError } from './errors.js';
@@ -161,8 +162,13 @@ function leafStream(client: pg.Client, sql: string, params: unknown[]): LeafStre
 }
 
 /** Plans the query, runs the leaf SQL on n1..n3 and merges; refusals come back as `refused`. */
-export async function runMerged(oracle: Oracle, sql: string, params: unknown[]): Promise<Outcome> {
-  const plan = planRead(sql, ORACLE_CATALOG);
+export async function runMerged(
+  oracle: Oracle,
+  sql: string,
+  params: unknown[],
+  options: PlanOptions = {},
+): Promise<Outcome> {
+  const plan = planRead(sql, ORACLE_CATALOG, options);
   if (plan.kind === 'refuse') return { kind: 'refused', code: '0A000', message: plan.reason };
   // As the router does: the leaf binds only the client parameters the plan names, in its order.
   const leafParams = plan.leafParams.map((i) => params[i]);

@@ -57,12 +57,17 @@ export type {
   UtilityAnalysis,
   WhereFacts,
 } from './types.js';
-export { planRead } from './plan/plan.js';
+export { planRead, ALL_PLAN_FEATURES } from './plan/plan.js';
 export { explainPlan } from './plan/explain.js';
 export type {
   AggregateFn,
   ColumnIndex,
   CompareOp,
+  Compute,
+  ComputedColumn,
+  Expr,
+  PlanOptions,
+  ScalarType,
   Distinct,
   Filter,
   FinalAggregate,

@@ -2,7 +2,7 @@
 // catalog seam in, a plan tree of primitives (or a refusal with a sentence) out. The router calls it
 // only for a SELECT that must run on several nodes; the same leaf SQL runs on every one of them.
 import type { SelectStmt } from 'libpg-query';
-import type { PlannerCatalog, ReadPlanResult } from './types.js';
+import type { PlanOptions, PlannerCatalog, ReadPlanResult } from './types.js';
 import { parseStatements } from '../parser.js';
 import { analyzeNode } from '../analyze.js';
 import { PlanRefusal, containsAggregate } from './nodes.js';
@@ -19,8 +19,17 @@ function isAggregating(s: SelectStmt): boolean {
   );
 }
 
+/** Every option of PlanOptions: what planRead plans when the caller runs everything it can. */
+export const ALL_PLAN_FEATURES: Required<PlanOptions> = Object.freeze({
+  aggregateExpressions: true,
+});
+
 /** Plans one multi-node SELECT. Syntax errors throw SqlError 42601 like analyze(). */
-export function planRead(sql: string, catalog: PlannerCatalog): ReadPlanResult {
+export function planRead(
+  sql: string,
+  catalog: PlannerCatalog,
+  options: PlanOptions = {},
+): ReadPlanResult {
   const statements = parseStatements(sql);
   const only = statements.length === 1 ? statements[0] : undefined;
   if (only === undefined)
@@ -36,7 +45,7 @@ export function planRead(sql: string, catalog: PlannerCatalog): ReadPlanResult {
     checkTables(analysis, catalog);
     checkOuterJoins(s, catalog);
     const { root, leafSql, leafParams } = isAggregating(s)
-      ? planAggregate(s, catalog)
+      ? planAggregate(s, catalog, options)
       : planRows(s, catalog);
     return {
       kind: 'plan',

@@ -50,6 +50,8 @@ export type AggregateFn =
  */
 export type FinalColumn =
   | { readonly kind: 'value'; readonly input: number }
+  /** Filled by the Compute above (an expression over this row's aggregates); NULL until then. */
+  | { readonly kind: 'computed' }
   | {
       readonly kind: 'aggregate';
       readonly fn: AggregateFn;
@@ -147,8 +149,58 @@ export interface Project {
   readonly dropTrailing: number;
 }
 
+/** The scalar types expressions over aggregates are evaluated in, as Postgres resolves them. */
+export type ScalarType = 'int2' | 'int4' | 'int8' | 'numeric' | 'text';
+
+/**
+ * An expression over final aggregate rows, evaluated at the router with Postgres's semantics
+ * (operator resolution over int2/int4/int8/numeric, integer division, overflow and division-by-zero
+ * errors, numeric scales). Anything outside this language is refused at planning.
+ */
+export type Expr =
+  | { readonly kind: 'column'; readonly index: number }
+  /** An integer or decimal literal, as written (sign folded in). */
+  | { readonly kind: 'const'; readonly text: string; readonly literal: 'integer' | 'numeric' }
+  | {
+      readonly kind: 'op';
+      readonly op: '+' | '-' | '*' | '/' | '%';
+      readonly left: Expr;
+      readonly right: Expr;
+    }
+  | { readonly kind: 'negate'; readonly arg: Expr }
+  /** `::type`; `typmod` for numeric(p, s) as Postgres stores it ((p << 16 | s) + 4), else -1. */
+  | {
+      readonly kind: 'cast';
+      readonly arg: Expr;
+      readonly type: ScalarType;
+      readonly typmod: number;
+    }
+  | { readonly kind: 'coalesce'; readonly args: readonly Expr[] }
+  | { readonly kind: 'nullif'; readonly left: Expr; readonly right: Expr }
+  | { readonly kind: 'round' | 'trunc'; readonly arg: Expr; readonly digits: Expr | undefined };
+
+export type ComputedColumn =
+  | { readonly kind: 'input'; readonly index: number }
+  | { readonly kind: 'expr'; readonly expr: Expr; readonly name: string };
+
+/** Evaluates expressions over each input row (one output column per entry of `columns`). */
+export interface Compute {
+  readonly kind: 'compute';
+  readonly input: PlanNode;
+  readonly columns: readonly ComputedColumn[];
+}
+
 export type PlanNode =
-  Scatter | MergeSort | FinalAggregate | Filter | Sort | Distinct | Limit | Project;
+  Scatter | MergeSort | FinalAggregate | Compute | Filter | Sort | Distinct | Limit | Project;
+
+/**
+ * What the caller can run beyond the base plans (the router opts in as it gains the glue). Without
+ * options planRead plans exactly what it always did.
+ */
+export interface PlanOptions {
+  /** Expressions over aggregate results (casts, arithmetic, coalesce, nullif, round, trunc). */
+  readonly aggregateExpressions?: boolean;
+}
 
 export interface ReadPlan {
   readonly kind: 'plan';

@@ -1,0 +1,137 @@
+// The query shapes of PlanOptions against real Postgres, as oracle.test.ts does for the base plans:
+// expressions over aggregate results (types, scales, integer division, overflow and division by
+// zero, numeric(p, s)), = ANY(ARRAY[...]), with every feature on. Names, type OIDs, text values,
+// and for errors the SQLSTATE and message, must equal one Postgres holding every row.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startPostgres } from '@tessera/testkit';
+import type { PgServer } from '@tessera/testkit';
+import { ALL_PLAN_FEATURES, initSqlParser } from '@tessera/sql';
+import { runMerged, runWhole, setUpOracle } from './oracle.testutil.js';
+import type { Oracle } from './oracle.testutil.js';
+
+let server: PgServer;
+let oracle: Oracle;
+
+before(async () => {
+  await initSqlParser();
+  server = await startPostgres({ name: 'merge-oracle-shapes' });
+  oracle = await setUpOracle(server);
+});
+
+after(async () => {
+  await oracle?.close();
+  await server?.dispose();
+});
+
+type Expect = 'ordered' | 'set' | 'error';
+
+const CASES: Record<string, [string, Expect]> = {
+  'count(*)::int': ['select count(*)::int from t', 'set'],
+  'count(*)::int4 by group': ['select grp, count(*)::int4 as n from t group by grp', 'set'],
+  'count(*)::smallint': ['select count(*)::smallint from t', 'set'],
+  'count(*)::text': ['select count(*)::text, sum(amount)::text from t', 'set'],
+  'coalesce(sum(int), 0)': ['select coalesce(sum(score), 0) from t', 'set'],
+  'coalesce(sum(numeric), 0) empty': ['select coalesce(sum(amount), 0) as s from e', 'set'],
+  'coalesce(sum(int), 0) empty': [
+    'select coalesce(sum(score), 0), coalesce(max(small), 7) from e',
+    'set',
+  ],
+  'coalesce over groups with nulls': [
+    'select grp, coalesce(sum(score), -1), coalesce(min(small), max(small), 0) from t group by grp',
+    'set',
+  ],
+  'sum / count integer division': ['select sum(score) / count(*) from t', 'set'],
+  'sum / count per group': [
+    'select grp, sum(score) / count(*), sum(score) % count(*) from t group by grp',
+    'set',
+  ],
+  'numeric / count': ['select sum(amount) / count(*), sum(num) / count(num) from t', 'set'],
+  'numeric % int': ['select sum(amount) % 7, sum(num) % 0.3 from t', 'set'],
+  'round(avg, 2)': [
+    'select round(avg(score), 2), round(avg(amount), 1), round(avg(num)) from t',
+    'set',
+  ],
+  'round negative digits': ['select round(sum(amount), -2), trunc(sum(amount), -1) from t', 'set'],
+  'round(int sum, 2)': ['select grp, round(sum(score), 2) from t group by grp', 'set'],
+  'trunc(avg, 3)': ['select trunc(avg(amount), 3), trunc(avg(score)) from t', 'set'],
+  'arithmetic of aggregates': [
+    'select grp, max(score) - min(score) + 1 as spread, count(*) * 2, -sum(small) from t group by grp',
+    'set',
+  ],
+  'int2 arithmetic stays int2': [
+    'select max(small) + min(small), max(small) * 2::int2 from t',
+    'set',
+  ],
+  'mixed widths': [
+    'select max(small) + max(score), max(score) + count(*), max(big) - 1 from t',
+    'set',
+  ],
+  'numeric times numeric': ['select sum(amount) * avg(num), avg(amount) * 3 from t', 'set'],
+  'numeric(p, s) cast': [
+    'select avg(amount)::numeric(10, 2), sum(score)::numeric(12, 3) from t',
+    'set',
+  ],
+  nullif: ['select sum(score) / nullif(count(*), 0), nullif(max(small), 98) from t', 'set'],
+  'nullif guards an empty table': ['select sum(score) / nullif(count(*), 0) from e', 'set'],
+  'numeric literal': ['select sum(score) * 1.5, count(*) + 0.25 from t', 'set'],
+  'big literal': ['select count(*) + 3000000000, count(*) + 99999999999999999999 from t', 'set'],
+  'group key in expression': [
+    'select score % 4, (score % 4) * count(*) from t group by score % 4',
+    'set',
+  ],
+  'having over an expression': [
+    'select grp, count(*) from t group by grp having sum(score) / count(*) > 10',
+    'set',
+  ],
+  'order by an expression, limit': [
+    'select grp from t group by grp order by coalesce(sum(score), 0) desc, grp nulls first limit 4',
+    'ordered',
+  ],
+  'order by a select-list expression': [
+    'select grp, count(*)::int as n from t group by grp order by n, grp nulls first',
+    'ordered',
+  ],
+  'distinct over expressions': ['select distinct count(*) % 3 from t group by grp', 'set'],
+  'division by zero': ['select sum(score) / (count(*) - count(*)) from t', 'error'],
+  'numeric division by zero': ['select sum(amount) / (count(*) - count(*)) from t', 'error'],
+  'modulo by zero': ['select count(*) % 0 from t', 'error'],
+  'int8 overflow': ['select max(big) * 100000 from t', 'error'],
+  'int4 overflow': ['select count(*)::int * 2147483647 from t', 'error'],
+  'int2 cast overflow': ['select (count(*) * 1000)::int2 from t', 'error'],
+  'numeric field overflow': ['select sum(amount)::numeric(3, 1) from t', 'error'],
+  'numeric to int rounds': ['select (avg(score) * 10)::int, avg(amount)::int8 from t', 'set'],
+  'any(array) rows': ['select id, name from t where id = any(array[1, 2, 3, 250])', 'set'],
+  'any(array) aggregate': [
+    'select count(*), sum(score) from t where id = any(array[5, 6, 7, 8, 9])',
+    'set',
+  ],
+};
+
+for (const [name, [sql, expect]] of Object.entries(CASES)) {
+  test(`shape oracle: ${name}`, async () => {
+    const whole = await runWhole(oracle, sql, []);
+    const merged = await runMerged(oracle, sql, [], ALL_PLAN_FEATURES);
+    const why = `${sql}\nwhole: ${JSON.stringify(whole).slice(0, 600)}\nmerged: ${JSON.stringify(merged).slice(0, 600)}`;
+    if (expect === 'error') {
+      assert.equal(whole.kind, 'error', why);
+      assert.equal(merged.kind, 'error', why);
+      assert.equal(merged.code, whole.code, why);
+      assert.equal(merged.message, whole.message, why);
+      return;
+    }
+    assert.equal(whole.kind, 'rows', why);
+    assert.equal(merged.kind, 'rows', why);
+    assert.deepEqual(merged.names, whole.names, why);
+    assert.deepEqual(merged.types, whole.types, why);
+    const sorted = (rows: readonly (string | null)[][] = []) =>
+      rows.map((r) => JSON.stringify(r)).sort();
+    if (expect === 'ordered') assert.deepEqual(merged.rows, whole.rows, why);
+    else assert.deepEqual(sorted(merged.rows), sorted(whole.rows), why);
+  });
+}
+
+test('without the option, expressions over aggregates are still refused', async () => {
+  const merged = await runMerged(oracle, 'select count(*)::int from t', []);
+  assert.equal(merged.kind, 'refused');
+});
