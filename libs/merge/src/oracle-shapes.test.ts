@@ -6,8 +6,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startPostgres } from '@tessera/testkit';
 import type { PgServer } from '@tessera/testkit';
-import { ALL_PLAN_FEATURES, initSqlParser } from '@tessera/sql';
-import { runMerged, runWhole, setUpOracle } from './oracle.testutil.js';
+import { ALL_PLAN_FEATURES, TRANSACTION_TIME_SQL, initSqlParser } from '@tessera/sql';
+import type pg from 'pg';
+import { WHOLE, runMerged, runWhole, setUpOracle } from './oracle.testutil.js';
 import type { Oracle } from './oracle.testutil.js';
 
 let server: PgServer;
@@ -135,3 +136,39 @@ test('without the option, expressions over aggregates are still refused', async 
   const merged = await runMerged(oracle, 'select count(*)::int from t', []);
   assert.equal(merged.kind, 'refused');
 });
+
+const TIME_CASES: Record<string, string> = {
+  'now() in the select list': 'select id, now(), transaction_timestamp() from t where id < 5',
+  'current_timestamp(p), localtimestamp(p), current_time(p), localtime': `select id, current_timestamp(2),
+     localtimestamp(3), current_time(1), localtime, current_time from t where id < 4`,
+  'current_date grouped': `select count(*), current_date from t where created < current_date group by 2`,
+  'rows of the last year': `select count(*) from t where ts > now() - interval '5 years'`,
+  'time functions in ORDER BY and HAVING': `select grp, max(tz) from t group by grp
+     having max(tz) < now() order by grp nulls first`,
+};
+
+for (const [name, sql] of Object.entries(TIME_CASES)) {
+  test(`shape oracle, transaction time: ${name}`, async () => {
+    // The whole database's transaction gives the instant; the nodes get it bound as a literal.
+    const whole = oracle.clients.get(WHOLE) as pg.Client;
+    await whole.query('begin');
+    try {
+      const ts = (
+        await whole.query<{ t: string }>(TRANSACTION_TIME_SQL.replace("|| '+00'", "|| '+00' as t"))
+      ).rows[0]?.t;
+      assert.ok(ts !== undefined);
+      const w = await runWhole(oracle, sql, []);
+      const merged = await runMerged(oracle, sql, [], ALL_PLAN_FEATURES, ts);
+      const why = `${sql}\nwhole: ${JSON.stringify(w).slice(0, 600)}\nmerged: ${JSON.stringify(merged).slice(0, 600)}`;
+      assert.equal(w.kind, 'rows', why);
+      assert.equal(merged.kind, 'rows', why);
+      assert.deepEqual(merged.names, w.names, why);
+      assert.deepEqual(merged.types, w.types, why);
+      const sorted = (rows: readonly (string | null)[][] = []) =>
+        rows.map((r) => JSON.stringify(r)).sort();
+      assert.deepEqual(sorted(merged.rows), sorted(w.rows), why);
+    } finally {
+      await whole.query('commit');
+    }
+  });
+}

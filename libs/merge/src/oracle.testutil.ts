@@ -4,7 +4,7 @@
 // text values, and for errors SQLSTATE and message).
 import type pg from 'pg';
 import type { PgServer } from '@tessera/testkit';
-import { planRead } from '@tessera/sql';
+import { bindTransactionTime, planRead } from '@tessera/sql';
 import type { PlanOptions } from '@tessera/sql';
 import type { PlannerCatalog } from '@tessera/sql';
 import { executeReadPlan } from './execute.js';
@@ -167,9 +167,15 @@ export async function runMerged(
   sql: string,
   params: unknown[],
   options: PlanOptions = {},
+  transactionTime?: string,
 ): Promise<Outcome> {
-  const plan = planRead(sql, ORACLE_CATALOG, options);
-  if (plan.kind === 'refuse') return { kind: 'refused', code: '0A000', message: plan.reason };
+  const planned = planRead(sql, ORACLE_CATALOG, options);
+  if (planned.kind === 'refuse') return { kind: 'refused', code: '0A000', message: planned.reason };
+  // As the router does: one instant for the transaction, bound before the leaves run.
+  const plan =
+    planned.usesTransactionTime && transactionTime !== undefined
+      ? bindTransactionTime(planned, transactionTime)
+      : planned;
   // As the router does: the leaf binds only the client parameters the plan names, in its order.
   const leafParams = plan.leafParams.map((i) => params[i]);
   const leaves = NODE_DATABASES.map((db) =>

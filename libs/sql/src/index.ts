@@ -59,6 +59,12 @@ export type {
 } from './types.js';
 export { planRead, ALL_PLAN_FEATURES } from './plan/plan.js';
 export { explainPlan } from './plan/explain.js';
+export {
+  TRANSACTION_TIME_PLACEHOLDER,
+  TRANSACTION_TIME_SQL,
+  bindTransactionTime,
+  formatTransactionTime,
+} from './plan/transaction-time.js';
 export type {
   AggregateFn,
   ColumnIndex,

@@ -110,6 +110,8 @@ function lines(node: PlanNode, depth: number, out: string[]): void {
 export function explainPlan(plan: ReadPlanResult): string {
   if (plan.kind === 'refuse') return `Refuse: ${plan.reason}\n`;
   const out: string[] = [];
+  if (plan.usesTransactionTime)
+    out.push('TransactionTime: bound by the router before the leaves run');
   lines(plan.root, 0, out);
   return out.join('\n') + '\n';
 }

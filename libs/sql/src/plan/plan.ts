@@ -9,6 +9,7 @@ import { PlanRefusal, containsAggregate } from './nodes.js';
 import { checkOuterJoins, checkStatementShape, checkTables } from './scope.js';
 import { planRows } from './rows.js';
 import { planAggregate } from './aggregate.js';
+import { TRANSACTION_TIME_PLACEHOLDER, rewriteTransactionTime } from './transaction-time.js';
 
 function isAggregating(s: SelectStmt): boolean {
   return (
@@ -22,6 +23,7 @@ function isAggregating(s: SelectStmt): boolean {
 /** Every option of PlanOptions: what planRead plans when the caller runs everything it can. */
 export const ALL_PLAN_FEATURES: Required<PlanOptions> = Object.freeze({
   aggregateExpressions: true,
+  transactionTime: true,
 });
 
 /** Plans one multi-node SELECT. Syntax errors throw SqlError 42601 like analyze(). */
@@ -41,6 +43,12 @@ export function planRead(
     const analysis = analyzeNode(only.node, only.sql, only.location);
     if (analysis.kind !== 'select')
       throw new PlanRefusal('only SELECT can be planned as a read across nodes');
+    let usesTransactionTime = false;
+    if (options.transactionTime === true) {
+      if (sql.includes(TRANSACTION_TIME_PLACEHOLDER))
+        throw new PlanRefusal(`the text ${TRANSACTION_TIME_PLACEHOLDER} is reserved by the router`);
+      usesTransactionTime = rewriteTransactionTime(s);
+    }
     checkStatementShape(s, analysis);
     checkTables(analysis, catalog);
     checkOuterJoins(s, catalog);
@@ -53,6 +61,7 @@ export function planRead(
       leafSql,
       leafParams,
       textCollationIsBytewise: catalog.textCollationIsBytewise,
+      usesTransactionTime,
     };
   } catch (e) {
     if (e instanceof PlanRefusal) return { kind: 'refuse', reason: e.message };

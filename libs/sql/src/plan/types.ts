@@ -200,6 +200,11 @@ export type PlanNode =
 export interface PlanOptions {
   /** Expressions over aggregate results (casts, arithmetic, coalesce, nullif, round, trunc). */
   readonly aggregateExpressions?: boolean;
+  /**
+   * now(), transaction_timestamp(), current_timestamp, current_date, current_time, localtime,
+   * localtimestamp: planned with a placeholder the router binds to the transaction's time.
+   */
+  readonly transactionTime?: boolean;
 }
 
 export interface ReadPlan {
@@ -211,6 +216,11 @@ export interface ReadPlan {
   readonly leafParams: readonly number[];
   /** Copied from the catalog: text comparisons (HAVING, min/max, sorts) may be bytewise. */
   readonly textCollationIsBytewise: boolean;
+  /**
+   * The leaf SQL holds the transaction-time placeholder (now(), current_date, ...): the router
+   * must bindTransactionTime before running it (PlanOptions.transactionTime).
+   */
+  readonly usesTransactionTime: boolean;
 }
 
 /** The router answers SQLSTATE 0A000 with `reason`. */
