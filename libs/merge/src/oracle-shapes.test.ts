@@ -102,6 +102,57 @@ const CASES: Record<string, [string, Expect]> = {
   'int2 cast overflow': ['select (count(*) * 1000)::int2 from t', 'error'],
   'numeric field overflow': ['select sum(amount)::numeric(3, 1) from t', 'error'],
   'numeric to int rounds': ['select (avg(score) * 10)::int, avg(amount)::int8 from t', 'set'],
+  'count over distinct subquery': ['select count(*) from (select distinct grp from t) s', 'set'],
+  'count over distinct subquery with key': [
+    'select count(*) as n from (select distinct id, grp from t where score > 1) s',
+    'set',
+  ],
+  'sqlalchemy count': [
+    'select count(*) as count_1 from (select t.id as t_id, t.name as t_name from t where t.score > 5) as anon_1',
+    'set',
+  ],
+  'count over a limited subquery': [
+    'select count(*) from (select id from t order by id limit 10 offset 295) s',
+    'set',
+  ],
+  'count over grouped subquery': [
+    'select count(*) from (select grp, count(*) from t group by grp) s',
+    'set',
+  ],
+  'subquery grouped by key': [
+    'select s.id, s.n from (select id, count(*) as n from t group by id) s where s.n >= 1 order by s.id limit 5',
+    'ordered',
+  ],
+  'aggregate over keyed subquery': [
+    'select count(*), sum(n), max(m) from (select id, count(*) as n, max(score) as m from t group by id) s',
+    'set',
+  ],
+  'cte colocated': [
+    'with x as (select id, grp from t where score > 3) select grp, count(*) from x group by grp',
+    'set',
+  ],
+  'cte pinned': [
+    'with x as (select id, grp from t where id = 64) select * from x join r on r.code = x.grp',
+    'set',
+  ],
+  'subquery joined with a reference table': [
+    'select s.name, g.label from (select id, grp, name from t) s join r g on g.code = s.grp',
+    'set',
+  ],
+  'union all ordered, limited': [
+    'select id from t union all select id from huge order by 1 desc limit 7',
+    'ordered',
+  ],
+  'union all plain': [
+    'select id, grp from t where id < 50 union all select id, null from huge',
+    'set',
+  ],
+  'union distinct': ['select grp from t union select grp from t where id > 100', 'set'],
+  'union distinct with a reference branch': ['select grp from t union select code from r', 'set'],
+  'union ordered with offset': [
+    'select score from t union select n from huge order by 1 nulls first offset 3 limit 10',
+    'ordered',
+  ],
   'any(array) rows': ['select id, name from t where id = any(array[1, 2, 3, 250])', 'set'],
   'any(array) aggregate': [
     'select count(*), sum(score) from t where id = any(array[5, 6, 7, 8, 9])',

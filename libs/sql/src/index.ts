@@ -71,6 +71,7 @@ export type {
   CompareOp,
   Compute,
   ComputedColumn,
+  CountRows,
   Expr,
   PlanOptions,
   ScalarType,

@@ -365,6 +365,7 @@ export function planAggregate(
     limitOption: 'LIMIT_OPTION_DEFAULT',
     op: 'SETOP_NONE',
   };
+  if (s.withClause !== undefined) leaf.withClause = clone(s.withClause);
   if (s.fromClause !== undefined) leaf.fromClause = clone(s.fromClause);
   if (s.whereClause !== undefined) leaf.whereClause = clone(s.whereClause);
   if (b.leafGroupBy.length > 0)

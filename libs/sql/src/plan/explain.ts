@@ -87,6 +87,9 @@ function lines(node: PlanNode, depth: number, out: string[]): void {
         `${pad}Compute columns=[${node.columns.map((c) => (c.kind === 'input' ? col(c.index) : `${exprText(c.expr, col)} AS ${JSON.stringify(c.name)}`)).join(', ')}]`,
       );
       return lines(node.input, depth + 1, out);
+    case 'count_rows':
+      out.push(`${pad}CountRows AS ${JSON.stringify(node.name)}`);
+      return lines(node.input, depth + 1, out);
     case 'filter':
       out.push(`${pad}Filter having=${predicateText(node.predicate)}`);
       return lines(node.input, depth + 1, out);

@@ -190,8 +190,25 @@ export interface Compute {
   readonly columns: readonly ComputedColumn[];
 }
 
+/** `select count(*) from (<query>) s`: one int8 row counting the rows of `input`. */
+export interface CountRows {
+  readonly kind: 'count_rows';
+  readonly input: PlanNode;
+  /** The column name Postgres gives it. */
+  readonly name: string;
+}
+
 export type PlanNode =
-  Scatter | MergeSort | FinalAggregate | Compute | Filter | Sort | Distinct | Limit | Project;
+  | Scatter
+  | MergeSort
+  | FinalAggregate
+  | Compute
+  | Filter
+  | Sort
+  | Distinct
+  | Limit
+  | Project
+  | CountRows;
 
 /**
  * What the caller can run beyond the base plans (the router opts in as it gains the glue). Without
@@ -205,6 +222,12 @@ export interface PlanOptions {
    * localtimestamp: planned with a placeholder the router binds to the transaction's time.
    */
   readonly transactionTime?: boolean;
+  /**
+   * Subqueries in FROM and CTEs whose rows are node-local (colocated on the key, or pinned), UNION
+   * ALL / UNION of such branches: the whole statement runs on each node. And
+   * `select count(*) from (<any plannable read>) s`, counted at the router.
+   */
+  readonly colocatedSubqueries?: boolean;
 }
 
 export interface ReadPlan {
