@@ -11,6 +11,14 @@ export type { RebuiltInsert } from './rebuild.js';
 export { quoteIdent, quoteLiteral, quoteQualified } from './quote.js';
 export { SqlError, SQLSTATE_SYNTAX_ERROR, SQLSTATE_FEATURE_NOT_SUPPORTED } from './errors.js';
 export { parseArrayLiteral } from './values.js';
+export { queryLevels } from './levels.js';
+export {
+  TABLE_COLUMNS_SQL,
+  implicitInsertColumns,
+  insertValuesSql,
+  planInsertSelect,
+} from './insert-split.js';
+export type { InsertSelectPlan } from './insert-split.js';
 export type {
   Analysis,
   AnalysisBase,

@@ -135,7 +135,29 @@ export function levelSources(
   return { shardedTables: sharded.length, localItems: localItem.size, analysis, hasOuterJoin };
 }
 
-/** A plain column of this level that is the key of one of its sharded tables. */
+/** A plain column of this level that is the key of one of its sharded tables; its keyspace. */
+export function keyColumnKeyspace(
+  node: Node | undefined,
+  src: LevelSources,
+  catalog: PlannerCatalog,
+): string | undefined {
+  if (node === undefined || !('ColumnRef' in node)) return undefined;
+  const fields = stringList(node.ColumnRef.fields);
+  const column = fields[fields.length - 1];
+  const top = src.analysis.tables.filter((t) => t.scope === 'top');
+  const named =
+    fields.length === 1
+      ? top.length === 1
+        ? top
+        : []
+      : top.filter((t) => (t.alias ?? t.name) === fields[fields.length - 2]);
+  for (const t of named) {
+    const info = catalog.table(t.schema, t.name);
+    if (info?.kind === 'sharded' && info.keyColumn === column) return info.keyspace ?? '';
+  }
+  return undefined;
+}
+
 function isKeyColumn(node: Node | undefined, src: LevelSources, catalog: PlannerCatalog): boolean {
   if (node === undefined || !('ColumnRef' in node)) return false;
   const fields = stringList(node.ColumnRef.fields);
