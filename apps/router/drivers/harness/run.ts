@@ -210,7 +210,7 @@ async function main(): Promise<number> {
       c.verdicts.filter((v) => v.kind === 'known' || v.kind === 'new' || v.kind === 'changed'),
     ).length;
     process.stdout.write(
-      `\n${differences} differences (${known.filter((k) => clients.some((c) => c.id === k.client)).length} listed); matrix ${((Date.now() - started) / 1000).toFixed(0)} s; outputs in ${workDir}\n`,
+      `\n${differences} differences (${known.filter((k) => clients.some((c) => c.id === k.client)).length} listed); matrix ${((Date.now() - started) / 1000).toFixed(0)} s; outputs in ${workDir} (removed on a pass)\n`,
     );
 
     if (flags.update || flags.record) {
@@ -231,6 +231,8 @@ async function main(): Promise<number> {
       }
     }
     const ok = problems.length === 0;
+    // The outputs stay for a look when something differs (or with --keep); a pass leaves nothing.
+    if (ok && !flags.keep) rmSync(workDir, { recursive: true, force: true });
     process.stdout.write(`drivers: ${ok ? 'pass' : 'FAIL'}\n`);
     return ok ? 0 : 1;
   } finally {
