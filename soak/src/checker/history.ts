@@ -46,22 +46,26 @@ const TYPES: ReadonlySet<string> = new Set(['invoke', 'ok', 'fail', 'info']);
 export function parseHistoryText(text: string): { events: HistoryEvent[]; malformed: string[] } {
   const events: HistoryEvent[] = [];
   const malformed: string[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (line === '') continue;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      malformed.push(`line ${i + 1} is not JSON`);
-      continue;
-    }
-    const e = asEvent(raw);
-    if (typeof e === 'string') malformed.push(`line ${i + 1}: ${e}`);
-    else events.push(e);
-  }
+  text.split('\n').forEach((line, i) => {
+    const e = parseHistoryLine(line, i + 1);
+    if (typeof e === 'string') malformed.push(e);
+    else if (e) events.push(e);
+  });
   return { events, malformed };
+}
+
+/** One line: the event, undefined for a blank line, or what is wrong with it. */
+export function parseHistoryLine(text: string, lineNo: number): HistoryEvent | string | undefined {
+  const line = text.trim();
+  if (line === '') return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return `line ${lineNo} is not JSON`;
+  }
+  const e = asEvent(raw);
+  return typeof e === 'string' ? `line ${lineNo}: ${e}` : e;
 }
 
 function asEvent(raw: unknown): HistoryEvent | string {

@@ -60,8 +60,16 @@ export function checkG1c(
     s.add(b);
   };
   for (const list of finals.values()) {
-    for (let i = 0; i + 1 < list.length; i++)
-      edge(writerOf.get(list[i]!), writerOf.get(list[i + 1]!));
+    // A value twice (reported as duplicated) is a version once: only its first place orders it.
+    const seen = new Set<number>();
+    let prev: Op | undefined;
+    for (const v of list) {
+      if (seen.has(v)) continue;
+      seen.add(v);
+      const w = writerOf.get(v);
+      edge(prev, w);
+      prev = w;
+    }
   }
   for (const { op, micros } of txns) {
     if (!micros.some((m) => m[0] === 'append')) continue; // a read-only operation closes no cycle

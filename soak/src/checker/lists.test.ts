@@ -354,3 +354,29 @@ test('a transaction reading its own append sees it at the end', () => {
     .probe({ lists: [listRow(1, [1, 10])] });
   only(checkEvents(h.events));
 });
+
+test('a value duplicated at the end of the final list is not also an order cycle', () => {
+  const h = new CraftedHistory()
+    .op(0, 'list', 0, 10, 'ok', app(1, 1))
+    .op(
+      1,
+      'list',
+      20,
+      30,
+      'ok',
+      {
+        ops: [
+          ['append', 1, 2],
+          ['r', 1, null],
+        ],
+      },
+      {
+        ops: [
+          ['append', 1, 2],
+          ['r', 1, [1, 2]],
+        ],
+      },
+    )
+    .probe({ lists: [listRow(1, [1, 2, 1])] });
+  only(checkEvents(h.events), 'list-duplicated');
+});
