@@ -3,7 +3,7 @@
 // UNAVAILABLE) and drops the connections to one that stopped being active, so the routers'
 // gRPC channels reconnect and reach the new one. The router takes a single --coordinator
 // address today (DESIGN.md section 7 wants a list); this plays the load balancer in front.
-import { CatalogService, createClient } from '@tessera/proto';
+import { CatalogService, createClient, type Client } from '@tessera/proto';
 import { TcpProxy, type Target } from '../net/tcp-proxy.js';
 
 export interface VipMember {
@@ -17,8 +17,8 @@ export class CoordinatorVip {
   #leader: VipMember | undefined;
   #last: VipMember | undefined;
   #timer: NodeJS.Timeout | undefined;
-  #polling = false;
-  #waiters: (() => void)[] = [];
+  #polling: Promise<void> | undefined;
+  readonly #clients = new Map<string, Client<typeof CatalogService>>();
 
   constructor(
     readonly members: readonly VipMember[],
@@ -47,22 +47,26 @@ export class CoordinatorVip {
 
   /** Asks every coordinator who is active; acts on a change. */
   async poll(): Promise<void> {
-    if (this.#polling) return;
-    this.#polling = true;
+    // A poll already under way answers for this one too.
+    if (this.#polling) return this.#polling;
+    this.#polling = this.#poll();
     try {
-      const up: boolean[] = await Promise.all(this.members.map((m) => isActive(m, this.token)));
-      const active = this.members.find((_, i) => up[i]);
-      if (active?.name !== this.#leader?.name) {
-        this.#leader = active;
-        if (active) {
-          this.#last = active;
-          this.proxy.cutExcept({ host: active.host, port: active.port });
-        }
-        this.onLeader(active?.name);
-      }
-      if (active) for (const w of this.#waiters.splice(0)) w();
+      await this.#polling;
     } finally {
-      this.#polling = false;
+      this.#polling = undefined;
+    }
+  }
+
+  async #poll(): Promise<void> {
+    const up: boolean[] = await Promise.all(this.members.map((m) => this.#isActive(m)));
+    const active = this.members.find((_, i) => up[i]);
+    if (active?.name !== this.#leader?.name) {
+      this.#leader = active;
+      if (active) {
+        this.#last = active;
+        this.proxy.cutExcept({ host: active.host, port: active.port });
+      }
+      this.onLeader(active?.name);
     }
   }
 
@@ -79,18 +83,29 @@ export class CoordinatorVip {
 
   async close(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
+    for (const c of this.#clients.values()) c.close();
     await this.proxy.close();
   }
-}
 
-async function isActive(m: VipMember, token: string): Promise<boolean> {
-  const client = createClient(CatalogService, `${m.host}:${m.port}`, { token, deadlineMs: 1000 });
-  try {
-    await client.getCatalog({});
-    return true;
-  } catch {
-    return false;
-  } finally {
-    client.close();
+  /** One channel per coordinator, reconnecting quickly after a kill (grpc-js's default waits up to 2 min). */
+  async #isActive(m: VipMember): Promise<boolean> {
+    let client = this.#clients.get(m.name);
+    if (!client) {
+      client = createClient(CatalogService, `${m.host}:${m.port}`, {
+        token: this.token,
+        deadlineMs: 1000,
+        channelOptions: {
+          'grpc.initial_reconnect_backoff_ms': 100,
+          'grpc.max_reconnect_backoff_ms': 500,
+        },
+      });
+      this.#clients.set(m.name, client);
+    }
+    try {
+      await client.getCatalog({});
+      return true;
+    } catch {
+      return false;
+    }
   }
 }

@@ -59,6 +59,15 @@ export interface FaultKind {
   heal(ctx: FaultContext, item: FaultItem): Promise<Record<string, unknown>>;
 }
 
+/**
+ * What a fault on a node affects: writes on it; for the home node, which owns no ranges but
+ * holds the catalog (the coordinators' decision log), every write across nodes.
+ */
+export function nodeAffects(item: FaultItem, shape: ClusterShape): Affects {
+  const home = shape.nodes.find((n) => n.role === 'home')?.name;
+  return item.target === home ? { crossNode: true } : { nodes: [item.target] };
+}
+
 /** `params.targets` from the plan when given (names), else every candidate. */
 export function candidates(entry: FaultEntry, all: readonly string[]): string[] {
   const t = entry.params.targets;

@@ -5,6 +5,7 @@ import { peersOf } from '../net/topology.js';
 import {
   candidates,
   drawRange,
+  nodeAffects,
   type FaultContext,
   type FaultItem,
   type FaultKind,
@@ -54,7 +55,7 @@ export const partitionNode: FaultKind = {
       params: { mode },
     };
   },
-  affects: (item) => ({ nodes: [item.target] }),
+  affects: nodeAffects,
   async inject(ctx, item) {
     const peers = peersFor(ctx, item);
     await ctx.cluster.network!.partition(item.target, peers);
@@ -67,16 +68,9 @@ export const partitionNode: FaultKind = {
   },
 };
 
-function routerSources(ctx: FaultContext): string[] | undefined {
-  // On loopback every peer is 127.0.0.1: the rule then applies to every connection.
-  const t = ctx.cluster.topology;
-  if (!t) return undefined;
-  return t.members.filter((m) => m.kind === 'router').map((m) => m.address);
-}
-
 export const linkDelay: FaultKind = {
   name: 'link-delay',
-  summary: "delay (and jitter) on the routers' links to a node, for `seconds`",
+  summary: "delay (and jitter) on a node's links to the routers and coordinators, for `seconds`",
   needs: 'linkProxy',
   draw: (rng, shape, entry) => ({
     target: rng.pick(
@@ -90,19 +84,19 @@ export const linkDelay: FaultKind = {
       jitterMs: drawRange(rng, entry, 'jitterMs', [0, 30]),
     },
   }),
-  affects: (item) => ({ nodes: [item.target] }),
+  affects: nodeAffects,
   async inject(ctx, item) {
-    const sources = routerSources(ctx);
+    // Every connection through the node's proxy: its routers' and coordinators' (the harness
+    // reads the node directly).
     await ctx.cluster.node(item.target).setLinkRules([
       {
-        sources,
         delayMs: Number(item.params.delayMs),
         jitterMs: Number(item.params.jitterMs),
         loss: 0,
         stallMs: 200,
       },
     ]);
-    return { sources: sources ?? 'all' };
+    return {};
   },
   async heal(ctx, item) {
     await ctx.cluster.node(item.target).setLinkRules([]);
@@ -113,7 +107,7 @@ export const linkDelay: FaultKind = {
 export const linkLoss: FaultKind = {
   name: 'link-loss',
   summary:
-    "loss on the routers' links to a node (each lost segment stalls its stream for a retransmission), for `seconds`",
+    "loss on a node's links to the routers and coordinators (a lost segment stalls its stream for a retransmission), for `seconds`",
   needs: 'linkProxy',
   draw: (rng, shape, entry) => ({
     target: rng.pick(
@@ -127,19 +121,17 @@ export const linkLoss: FaultKind = {
       stallMs: drawRange(rng, entry, 'stallMs', [200, 200]),
     },
   }),
-  affects: (item) => ({ nodes: [item.target] }),
+  affects: nodeAffects,
   async inject(ctx, item) {
-    const sources = routerSources(ctx);
     await ctx.cluster.node(item.target).setLinkRules([
       {
-        sources,
         delayMs: 1,
         jitterMs: 0,
         loss: Number(item.params.loss),
         stallMs: Number(item.params.stallMs),
       },
     ]);
-    return { sources: sources ?? 'all' };
+    return {};
   },
   async heal(ctx, item) {
     await ctx.cluster.node(item.target).setLinkRules([]);

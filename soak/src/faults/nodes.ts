@@ -2,7 +2,7 @@
 // without replicas the node is out meanwhile: writes to it fail or are unknown), SIGSTOP of the
 // whole process tree (SIGCONT after `seconds`), and a clean restart (fast shutdown, start).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { candidates, type FaultKind } from './fault.js';
+import { candidates, nodeAffects, type FaultKind } from './fault.js';
 
 const nodeTarget: FaultKind['draw'] = (rng, shape, entry) => ({
   target: rng.pick(
@@ -18,7 +18,7 @@ export const killNode: FaultKind = {
   name: 'kill-node',
   summary: 'SIGKILL a node (postmaster and backends), start it again after `seconds`',
   draw: nodeTarget,
-  affects: (item) => ({ nodes: [item.target] }),
+  affects: nodeAffects,
   async inject(ctx, item) {
     const n = ctx.cluster.node(item.target);
     const pid = n.postmasterPid;
@@ -36,7 +36,7 @@ export const pauseNode: FaultKind = {
   name: 'pause-node',
   summary: 'SIGSTOP a node (postmaster and backends), SIGCONT after `seconds`',
   draw: nodeTarget,
-  affects: (item) => ({ nodes: [item.target] }),
+  affects: nodeAffects,
   async inject(ctx, item) {
     const n = ctx.cluster.node(item.target);
     n.pause();
@@ -52,7 +52,7 @@ export const restartNode: FaultKind = {
   name: 'restart-node',
   summary: 'clean restart of a node (fast shutdown, then start); `seconds` is the pause between',
   draw: nodeTarget,
-  affects: (item) => ({ nodes: [item.target] }),
+  affects: nodeAffects,
   async inject(ctx, item) {
     const n = ctx.cluster.node(item.target);
     await n.resume();

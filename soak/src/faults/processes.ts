@@ -34,11 +34,16 @@ export const killCoordinator: FaultKind = {
     const c = ctx.cluster.coordinator(leader);
     const pid = c.process.pid;
     await c.process.signal('SIGKILL');
+    // The standby takes the lock once the killed one's catalog session is gone.
     let next: string | undefined;
-    try {
-      next = await ctx.cluster.vip.waitForLeader(30_000);
-    } catch {
-      next = undefined;
+    for (const until = Date.now() + 30_000; Date.now() < until;) {
+      await sleep(200);
+      await ctx.cluster.vip.poll();
+      const now = ctx.cluster.vip.leader;
+      if (now !== undefined && now !== leader) {
+        next = now;
+        break;
+      }
     }
     return { killed: leader, pid, newLeader: next ?? null };
   },

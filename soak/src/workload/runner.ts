@@ -102,9 +102,12 @@ export class Workload {
     let at = first;
     let pid = this.newProcessId();
     let client: pg.Client | undefined;
+    // After a drop a client goes back to its own router (a killed one comes back); only while
+    // that one refuses does it try the next.
     const drop = (): void => {
       const c = client;
       client = undefined;
+      at = first;
       c?.end().catch(() => undefined);
     };
     while (!this.#stopped) {
