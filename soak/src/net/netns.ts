@@ -43,7 +43,10 @@ function listNamespaces(): string[] {
   }
 }
 
-/** Deletes the namespaces of soak runs that died without cleaning up; returns the live subnets. */
+/**
+ * Deletes the namespaces of soak runs that died without cleaning up, and kills what still runs in
+ * them; returns the subnets of live runs.
+ */
 export function sweepStaleNamespaces(): Set<number> {
   const live = new Set<number>();
   for (const ns of listNamespaces()) {
@@ -56,7 +59,19 @@ export function sweepStaleNamespaces(): Set<number> {
       live.add(p.subnet);
       continue;
     }
+    // Whatever that run left running inside (servers, routers, coordinators, proxies) goes too.
     try {
+      const pids = execFileSync('ip', ['netns', 'pids', ns], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      for (const pid of pids.split('\n').filter(Boolean).map(Number)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
       execFileSync('ip', ['netns', 'del', ns], { stdio: 'pipe' });
     } catch {
       // already gone
