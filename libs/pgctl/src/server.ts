@@ -91,6 +91,11 @@ export interface StartOptions {
   /** Keep running after this process exits (tessera up). */
   detached?: boolean;
   timeoutMs?: number;
+  /**
+   * Run the server inside this Linux network namespace (`ip netns add NAME`; needs root): it is
+   * started through `nsenter --net=/run/netns/NAME`, which then becomes the server's own process.
+   */
+  netns?: string;
 }
 
 export class PostgresStartError extends Error {
@@ -127,10 +132,23 @@ export async function startServer(dataDir: string, opts: StartOptions): Promise<
     out = openSync(opts.logFile, 'a');
     if (user) chownSync(opts.logFile, user.uid, user.gid);
   }
-  const child = spawn(join(binDir, 'postgres'), ['-D', dataDir, '-p', String(opts.port)], {
+  const postgres = [join(binDir, 'postgres'), '-D', dataDir, '-p', String(opts.port)];
+  // nsenter joins the namespace as root, drops to the server's user and execs postgres in place,
+  // so the child's pid is the postmaster's either way.
+  const [command, ...args] =
+    opts.netns === undefined
+      ? postgres
+      : [
+          'nsenter',
+          `--net=/run/netns/${opts.netns}`,
+          ...(user ? [`--setgid=${user.gid}`, `--setuid=${user.uid}`] : []),
+          '--',
+          ...postgres,
+        ];
+  const child = spawn(command!, args, {
     stdio: ['ignore', out, out],
     detached: opts.detached ?? false,
-    ...(user ?? {}),
+    ...(opts.netns === undefined ? (user ?? {}) : {}),
   });
   if (typeof out === 'number') closeSync(out);
   let exitCode: number | null | undefined;

@@ -9,6 +9,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  appendFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +36,20 @@ export interface PostgresOptions {
   name?: string;
   /** Extra postgresql.conf settings. */
   settings?: Record<string, string>;
+  /**
+   * The address the server listens on and clients connect to (listen_addresses); default
+   * 127.0.0.1. Settings may still widen listen_addresses.
+   */
+  host?: string;
+  /** A fixed port (e.g. inside a network namespace of its own); default a free one. */
+  port?: number;
+  /** Run the server inside this Linux network namespace (root only; see pgctl's StartOptions). */
+  netns?: string;
+  /**
+   * Extra pg_hba.conf lines, e.g. `host all all 10.213.0.0/16 trust` for a test network (the
+   * template trusts only local and loopback connections).
+   */
+  hba?: string[];
 }
 
 export interface PgServer {
@@ -145,30 +160,39 @@ export async function startPostgres(opts: PostgresOptions = {}): Promise<PgServe
   live.add(dir);
   const dataDir = join(dir, 'data');
   const logFile = join(dir, 'postgres.log');
-  cloneDataDir(template, dataDir, opts.settings);
+  const host = opts.host ?? '127.0.0.1';
+  const netns = opts.netns === undefined ? {} : { netns: opts.netns };
+  cloneDataDir(template, dataDir, { listen_addresses: `'${host}'`, ...opts.settings });
+  if (opts.hba && opts.hba.length > 0)
+    appendFileSync(join(dataDir, 'pg_hba.conf'), `\n# tessera test kit\n${opts.hba.join('\n')}\n`);
   writeFileSync(logFile, '');
   const user = serverOsUser();
   if (user) execFileSync('chown', [`${user.uid}:${user.gid}`, logFile]);
 
   let port = 0;
   for (let attempt = 0; ; attempt++) {
-    port = await freePort();
+    port = opts.port ?? (await freePort());
     try {
-      await startServer(dataDir, { port, logFile });
+      await startServer(dataDir, { port, logFile, ...netns });
       break;
     } catch (e) {
       // Another process may have taken the port between freePort() and bind; try another.
       const log = readFileSync(logFile, 'utf8');
-      if (attempt < 5 && /could not bind|Address already in use/.test(log)) continue;
+      if (
+        opts.port === undefined &&
+        attempt < 5 &&
+        /could not bind|Address already in use/.test(log)
+      )
+        continue;
       throw e;
     }
   }
 
   const url = (database = 'postgres', user = 'postgres') =>
-    `postgresql://${user}@127.0.0.1:${port}/${database}`;
+    `postgresql://${user}@${host}:${port}/${database}`;
   const server: PgServer = {
     name,
-    host: '127.0.0.1',
+    host,
     port,
     dataDir,
     url,
@@ -189,7 +213,7 @@ export async function startPostgres(opts: PostgresOptions = {}): Promise<PgServe
       await stopServer(dataDir, mode);
     },
     async start() {
-      await startServer(dataDir, { port, logFile });
+      await startServer(dataDir, { port, logFile, ...netns });
     },
     async dispose() {
       await stopServer(dataDir, 'immediate');

@@ -1,0 +1,22 @@
+// Every fault kind the soak knows, by name. A new kind (the mover's, a replica's, a failover of
+// the home node) is one module under faults/ and one line here; plans name it in faults.kinds.
+import type { FaultKind } from './fault.js';
+import { linkDelay, linkLoss, partitionNode } from './network.js';
+import { killNode, pauseNode, restartNode } from './nodes.js';
+import { killCoordinator, killRouter, twopcKill } from './processes.js';
+
+export const FAULT_KINDS: readonly FaultKind[] = [
+  killRouter,
+  killCoordinator,
+  killNode,
+  pauseNode,
+  restartNode,
+  partitionNode,
+  linkDelay,
+  linkLoss,
+  twopcKill,
+];
+
+export function faultKind(name: string): FaultKind | undefined {
+  return FAULT_KINDS.find((k) => k.name === name);
+}
