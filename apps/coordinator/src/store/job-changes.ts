@@ -93,6 +93,16 @@ export class JobChanges {
         return j.rows[0]?.committed === true;
       },
       async (tx) => {
+        if (req.commitJob) {
+          const j = await tx.client.query<{ state: string }>(
+            'select state from tessera.job where id = $1',
+            [req.jobId.toString()],
+          );
+          if (j.rows[0]?.state !== 'running')
+            throw failedPrecondition(
+              `job ${req.jobId} is being cancelled; it may not pass its point of no return`,
+            );
+        }
         const r = await findRange(tx.client, keyspace, req.lo, req.hi);
         if (r.owner !== owner) {
           const node = await tx.client.query<{ state: string }>(

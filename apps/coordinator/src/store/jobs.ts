@@ -270,9 +270,10 @@ export class JobStore {
         [req.jobId.toString(), req.stepIndex, state, progress ?? null],
       );
       if (step.rowCount === 0) throw notFound(`job ${req.jobId} has no step ${req.stepIndex}`);
-      // A running job follows its steps: one failed step fails it, all steps done finishes it.
-      // A cancelling one only records progress: its mover finishes it (FinishJob).
-      const follow = jobState === 'running';
+      // A running job reported without a mover id follows its steps: one failed step fails it,
+      // all steps done finishes it. A mover that holds the job (mover_id set) finishes it itself
+      // (FinishJob), after its cleanup; a cancelling one only records progress.
+      const follow = jobState === 'running' && req.moverId === '';
       await client.query(
         `update tessera.job j set updated_at = clock_timestamp(),
             phase = case when $4 = '' then phase else $4 end,
