@@ -17,3 +17,9 @@ export {
   rowFilterSql,
 } from './fence.js';
 export { CatalogInvalidError, UnknownKeyspaceError } from './errors.js';
+export {
+  movesByKeyspace,
+  ddlRefusalForMove,
+  type MoveInProgress,
+  type DdlRefusal,
+} from './moves.js';

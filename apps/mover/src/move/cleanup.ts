@@ -3,13 +3,13 @@
 // Which records run depends on how the job ends: `always` ones every time, `on_failure` ones when
 // it is undone, `on_success` ones when it succeeded. Rows are never deleted from a node the
 // catalog says owns them, whatever a record says.
-import type { CleanupRecord } from '@tessera/proto';
+import type { Catalog, CleanupRecord } from '@tessera/proto';
 import type { JobRuntime } from '../job/runtime.js';
 import { writeFence } from '../pg/fences.js';
 import { deleteMarkerRow } from '../pg/marker.js';
 import { dropPublication, dropSlots, dropSubscription } from '../pg/replication.js';
 import { deleteRange } from '../pg/rows.js';
-import { qualified } from '../nodes/sessions.js';
+import { qualified, type NodeAddr } from '../nodes/sessions.js';
 import { keyspaceInfo, nodeAddr, ownedRanges, type ShardedTable } from './catalog-view.js';
 
 export type Policy = 'always' | 'on_failure' | 'on_success';
@@ -34,9 +34,20 @@ function detail<T>(r: CleanupRecord): T {
   return (r.detailJson === '' ? {} : JSON.parse(r.detailJson)) as T;
 }
 
+/** The record's node: from the catalog, or the address the record carries (a node not in it yet). */
+function recordNode(catalog: Catalog, r: CleanupRecord): NodeAddr {
+  if (catalog.nodes.some((n) => n.name === r.node)) return nodeAddr(catalog, r.node);
+  const d = detail<{ host?: string; port?: number }>(r);
+  if (d.host === undefined || d.port === undefined)
+    throw new Error(
+      `cleanup record ${r.kind} ${r.name} names node ${r.node}, which the catalog does not have`,
+    );
+  return { name: r.node, host: d.host, port: d.port };
+}
+
 async function removeOne(rt: JobRuntime, r: CleanupRecord): Promise<void> {
   const catalog = await rt.catalog();
-  const node = nodeAddr(catalog, r.node);
+  const node = recordNode(catalog, r);
   switch (r.kind) {
     case 'subscription': {
       const how = await rt.nodes.with(node, r.database, (c) => dropSubscription(c, r.name));

@@ -17,7 +17,7 @@ import type pg from 'pg';
 import { CutoverAborted, JobFailed, errorText } from '../errors.js';
 import { swapFence } from '../pg/fences.js';
 import { markerRoundTrip } from '../pg/marker.js';
-import { openSnapshot, type Snapshot } from '../pg/snapshots.js';
+import { snapshotOn, type Snapshot } from '../pg/snapshots.js';
 import { oidsOf, waitForWriters } from '../pg/writers.js';
 import { isFrozen, ownedRanges, rangeAt, without } from './catalog-view.js';
 import type { MoveCtx } from './context.js';
@@ -46,26 +46,32 @@ export const SNAPSHOTS = 'verification snapshots';
 interface Sessions {
   a: pg.Client[];
   b: pg.Client[];
+  /** Opened before the freeze, so the snapshots inside it cost one round trip each. */
+  snapA: pg.Client[];
+  snapB: pg.Client[];
 }
 
 async function openSessions(ctx: MoveCtx): Promise<Sessions> {
   const { rt } = ctx;
-  const a: pg.Client[] = [];
-  const b: pg.Client[] = [];
+  const s: Sessions = { a: [], b: [], snapA: [], snapB: [] };
   try {
     for (const db of ctx.dbs) {
-      a.push(await rt.nodes.connect(ctx.source, db.name, `job ${rt.id} cutover`));
-      b.push(await rt.nodes.connect(ctx.target, db.name, `job ${rt.id} cutover`));
+      s.a.push(await rt.nodes.connect(ctx.source, db.name, `job ${rt.id} cutover`));
+      s.b.push(await rt.nodes.connect(ctx.target, db.name, `job ${rt.id} cutover`));
+      s.snapA.push(await rt.nodes.connect(ctx.source, db.name, `job ${rt.id} verify`));
+      s.snapB.push(await rt.nodes.connect(ctx.target, db.name, `job ${rt.id} verify`));
     }
   } catch (e) {
-    await closeSessions({ a, b });
+    await closeSessions(s);
     throw e;
   }
-  return { a, b };
+  return s;
 }
 
-async function closeSessions(s: Sessions): Promise<void> {
-  for (const c of [...s.a, ...s.b]) await c.end().catch(() => undefined);
+/** Ends the cutover's sessions, except those now holding verification snapshots. */
+async function closeSessions(s: Sessions, keep: ReadonlySet<pg.Client> = new Set()): Promise<void> {
+  for (const c of [...s.a, ...s.b, ...s.snapA, ...s.snapB])
+    if (!keep.has(c)) await c.end().catch(() => undefined);
 }
 
 async function closeSnapshots(snaps: Snapshot[]): Promise<void> {
@@ -137,10 +143,7 @@ async function attempt(ctx: MoveCtx, s: Sessions, n: number): Promise<CutoverRes
 
   // 2. Narrow the source's fence (no table lock), then wait for writers that began before.
   const since: string[] = [];
-  for (const c of s.a) {
-    await swapFence(c, plan.keyspace, narrowed);
-    since.push((await c.query<{ t: string }>('select clock_timestamp()::text as t')).rows[0]!.t);
-  }
+  for (const c of s.a) since.push(await swapFence(c, plan.keyspace, narrowed));
   for (let i = 0; i < s.a.length; i++) {
     const w = await waitForWriters(s.a[i]!, oids[i]!, since[i]!, deadline);
     if (w)
@@ -164,10 +167,10 @@ async function attempt(ctx: MoveCtx, s: Sessions, n: number): Promise<CutoverRes
   const snaps: VerifySnapshots = { source: [], target: [] };
   try {
     await Promise.all(
-      ctx.dbs.map(async (db) => {
+      ctx.dbs.map(async (db, i) => {
         const [sa, sb] = await Promise.all([
-          openSnapshot(rt.nodes, ctx.source, db.name),
-          openSnapshot(rt.nodes, ctx.target, db.name),
+          snapshotOn(s.snapA[i]!, ctx.source.name, db.name),
+          snapshotOn(s.snapB[i]!, ctx.target.name, db.name),
         ]);
         snaps.source.push(sa);
         snaps.target.push(sb);
@@ -180,7 +183,10 @@ async function attempt(ctx: MoveCtx, s: Sessions, n: number): Promise<CutoverRes
   const tSnaps = performance.now();
   if (performance.now() > deadline) {
     await closeSnapshots([...snaps.source, ...snaps.target]);
-    throw new CutoverAborted(`the ${budget} ms budget ran out before the flip`);
+    const ms = (a: number, b: number) => Math.round(b - a);
+    throw new CutoverAborted(
+      `the ${budget} ms budget ran out before the flip (acks ${ms(tFrozen, tAcked)} ms, fence and writers ${ms(tAcked, tWriters)} ms, marker ${ms(tWriters, tMarker)} ms, snapshots ${ms(tMarker, tSnaps)} ms)`,
+    );
   }
 
   // 5. The flip: the point of no return.
@@ -251,8 +257,11 @@ export async function cutover(ctx: MoveCtx): Promise<CutoverResult> {
     // Whatever a crash left (frozen, or the source's fence narrowed), start from the catalog.
     await abortCutover(ctx);
     const s = await openSessions(ctx);
+    let keep = new Set<pg.Client>();
     try {
-      return await attempt(ctx, s, n);
+      const result = await attempt(ctx, s, n);
+      keep = new Set([...s.snapA, ...s.snapB]);
+      return result;
     } catch (e) {
       if (!(e instanceof CutoverAborted)) throw e;
       last = e.message;
@@ -265,7 +274,7 @@ export async function cutover(ctx: MoveCtx): Promise<CutoverResult> {
       await rt.report('cutover', { progress: { abortedAttempts: n, lastAbort: e.message } });
       if (n < rt.config.cutoverAttempts) await rt.sleep(Math.min(30_000, 500 * 2 ** (n - 1)));
     } finally {
-      await closeSessions(s);
+      await closeSessions(s, keep);
     }
   }
   throw new JobFailed(

@@ -17,13 +17,19 @@ import { ident, literal, qualified } from '../nodes/sessions.js';
 const CONVERT_LOCK_TIMEOUT_MS = 100;
 const CONVERT_ATTEMPTS = 50;
 
-/** Replaces the fence function only (the cutover's swap): one catalog write, no table lock. */
+/**
+ * Replaces the fence function only (the cutover's swap): one catalog write, no table lock.
+ * Resolves with the server's clock right after it committed (one round trip for both).
+ */
 export async function swapFence(
   c: pg.ClientBase,
   keyspace: string,
   ranges: readonly HashRange[],
-): Promise<void> {
-  await c.query(ownsFunctionSql(keyspace, ranges));
+): Promise<string> {
+  const results = (await c.query(
+    `${ownsFunctionSql(keyspace, ranges)}; select clock_timestamp()::text as t`,
+  )) as unknown as { rows: { t?: string }[] }[];
+  return results[results.length - 1]!.rows[0]!.t!;
 }
 
 export interface FenceResult {

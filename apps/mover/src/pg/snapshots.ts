@@ -20,6 +20,30 @@ export interface Snapshot {
   close(): Promise<void>;
 }
 
+/**
+ * The snapshot on a session already open (the cutover opens them before its freeze): one round
+ * trip. The session is ended by close().
+ */
+export async function snapshotOn(
+  client: pg.Client,
+  node: string,
+  database: string,
+): Promise<Snapshot> {
+  const results = (await client.query(
+    `begin isolation level repeatable read read only; ${PINNED_SETTINGS.join('; ')}; select pg_export_snapshot() as id`,
+  )) as unknown as { rows: { id?: string }[] }[];
+  return {
+    node,
+    database,
+    client,
+    id: results[results.length - 1]!.rows[0]!.id!,
+    close: async () => {
+      await client.query('rollback').catch(() => undefined);
+      await client.end().catch(() => undefined);
+    },
+  };
+}
+
 export async function openSnapshot(
   nodes: NodeSessions,
   node: NodeAddr,
