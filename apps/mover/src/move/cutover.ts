@@ -32,6 +32,9 @@ export interface CutoverResult {
   snapshotsMs: number;
   flipAckMs: number;
   epochs: { freeze: string; flip: string; release: string };
+  /** Wall clock (Unix ms) when the freeze committed and when the release did (benches line them up). */
+  frozenAtMs: number;
+  releasedAtMs: number;
   /** Resumed after a crash past the flip (no timings). */
   resumed?: boolean;
 }
@@ -131,6 +134,7 @@ async function attempt(ctx: MoveCtx, s: Sessions, n: number): Promise<CutoverRes
   // 1. Freeze, and wait until every live router holds new writes of the range.
   const freeze = await changeRange(ctx, plan.source, RangeState.FROZEN);
   const tFrozen = performance.now();
+  const frozenAtMs = Date.now();
   await rt.phaseSoon('frozen', 'cutover');
   const acks = await rt.call(() =>
     rt.coord.jobs.awaitEpoch({ epoch: freeze.epoch, timeoutMs: BigInt(Math.ceil(left())) }),
@@ -220,6 +224,8 @@ async function attempt(ctx: MoveCtx, s: Sessions, n: number): Promise<CutoverRes
       flip: flip.epoch.toString(),
       release: release.epoch.toString(),
     },
+    frozenAtMs,
+    releasedAtMs: Date.now(),
   };
 }
 
@@ -247,6 +253,8 @@ export async function cutover(ctx: MoveCtx): Promise<CutoverResult> {
         snapshotsMs: 0,
         flipAckMs: 0,
         epochs: { freeze: '', flip: '', release: release.epoch.toString() },
+        frozenAtMs: 0,
+        releasedAtMs: Date.now(),
         resumed: true,
       };
     }

@@ -6,10 +6,12 @@ import { startCoordinator, type RunningCoordinator } from '@tessera/coordinator'
 import {
   AdminService,
   CatalogService,
+  Code,
   JobService,
   JobState,
   KeyType,
   NodeRole,
+  RpcError,
   createClient,
   type Client,
   type Job,
@@ -53,6 +55,8 @@ export interface MoverClusterOptions {
   referenceTables?: readonly string[];
   /** Data nodes started but not registered (to add later). */
   spareNodes?: number;
+  /** The coordinator's --router-stale-ms (lease-less routers count as gone after this). */
+  routerStaleMs?: number;
 }
 
 export const DEFAULT_SCHEMA = [
@@ -77,6 +81,7 @@ export async function startMoverCluster(opts: MoverClusterOptions = {}): Promise
     standbyPollMs: 100,
     recoveryGraceMs: 2_000,
     recoveryIntervalMs: 500,
+    ...(opts.routerStaleMs === undefined ? {} : { routerStaleMs: opts.routerStaleMs }),
   });
   let coordinator = await startCoordinator(coordinatorConfig('127.0.0.1:0'), {
     log: quiet('coordinator'),
@@ -204,7 +209,15 @@ export async function waitForJob(
 ): Promise<Job> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const job = await jobs.getJob({ id });
+    let job: Job;
+    try {
+      job = await jobs.getJob({ id });
+    } catch (e) {
+      // The coordinator restarting (a test does that): ask again.
+      if (!(e instanceof RpcError) || e.code !== Code.UNAVAILABLE || Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, 200));
+      continue;
+    }
     if (FINAL.has(job.state)) return job;
     if (Date.now() > deadline)
       throw new Error(
