@@ -78,7 +78,7 @@ export function svgTimeline(r: SuiteResult, t: Timeline): string {
     const ex = x(e.atS).toFixed(1);
     parts.push(
       `<line x1="${ex}" y1="${TOP}" x2="${ex}" y2="${TOP + PLOT_H}" stroke="#888" stroke-dasharray="2 3"/>`,
-      `<text x="${ex}" y="${TOP - 4 - (i % 3) * 11}" text-anchor="middle" fill="#666" font-size="10">${esc(e.label)}</text>`,
+      `<text x="${ex}" y="${TOP + 12 + (i % 3) * 11}" text-anchor="middle" fill="#666" font-size="10">${esc(e.label)}</text>`,
     );
   }
   let legendY = TOP + PLOT_H + 50;
