@@ -220,7 +220,7 @@ test('a router stopped during the freeze is waited for until its heartbeat is st
   const to = r.owner === 'data1' ? 'data2' : 'data1';
   let stopped = false;
   const mover = await c.startMover(
-    { cutoverBudgetMs: 1_000 },
+    { cutoverBudgetMs: 1_000, cutoverAttempts: 30 },
     {
       hooks: {
         onPhase: async (_job, phase) => {
