@@ -14,8 +14,10 @@ import { UsageError } from './errors.js';
 import { COORDINATOR_FLAGS, HELP_FLAG } from './flags.js';
 import { commandHelp, groupHelp, programHelp, usageHint } from './help.js';
 import type { Io } from './io.js';
+import { jobsCommands } from './commands/jobs.js';
 import { keyspaceCommands } from './commands/keyspace.js';
 import { localCommands } from './commands/local.js';
+import { clusterMoveCommands, nodeMoveCommands, rangeMoveCommands } from './commands/moves.js';
 import { nodesCommands } from './commands/nodes.js';
 import { rangeCommands } from './commands/range.js';
 import { statusCommands } from './commands/status.js';
@@ -25,8 +27,12 @@ import { txnCommands } from './commands/txn.js';
 export const COMMANDS: readonly Command[] = [
   ...statusCommands,
   ...nodesCommands,
+  ...nodeMoveCommands,
   ...keyspaceCommands,
   ...rangeCommands,
+  ...rangeMoveCommands,
+  ...jobsCommands,
+  ...clusterMoveCommands,
   ...tableCommands,
   ...txnCommands,
   ...localCommands,
@@ -38,6 +44,7 @@ export const GROUPS: readonly CommandGroup[] = [
   { name: 'range', summary: 'slices of a keyspace and their owners' },
   { name: 'table', summary: 'how tables are placed: sharded, reference, or global' },
   { name: 'txn', summary: 'cross-node transactions left in doubt by a crash' },
+  { name: 'jobs', summary: "the mover's jobs: moves, splits, merges, rebalances, drains" },
 ];
 
 /** Every flag that takes a value, so a value is never mistaken for a command word. */

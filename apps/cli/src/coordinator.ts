@@ -4,6 +4,7 @@ import {
   AdminService,
   CatalogService,
   Code,
+  JobService,
   RouterService,
   RpcError,
   createClient,
@@ -22,6 +23,7 @@ export interface Coordinator {
   catalog: Client<typeof CatalogService>;
   admin: Client<typeof AdminService>;
   routers: Client<typeof RouterService>;
+  jobs: Client<typeof JobService>;
   close(): void;
 }
 
@@ -39,18 +41,21 @@ export function coordinatorAddress(flag: string | undefined, io: Pick<Io, 'env' 
 
 export function connectCoordinator(address: string, token: string | undefined): Coordinator {
   const catalog = createClient(CatalogService, address, { token, deadlineMs: CALL_DEADLINE_MS });
-  // One HTTP/2 connection for all three services.
+  // One HTTP/2 connection for all the services.
   const shared = { token, deadlineMs: CALL_DEADLINE_MS, channel: catalog.grpcClient };
   const admin = createClient(AdminService, address, shared);
   const routers = createClient(RouterService, address, shared);
+  const jobs = createClient(JobService, address, shared);
   return {
     address,
     catalog,
     admin,
     routers,
+    jobs,
     close: () => {
       admin.close();
       routers.close();
+      jobs.close();
       catalog.close();
     },
   };

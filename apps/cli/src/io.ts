@@ -8,6 +8,10 @@ export interface Io {
   err(text: string): void;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
+  /** Standard input and output are a terminal (progress bars, confirmation questions). */
+  isTerminal?: boolean;
+  /** Asks a question on the terminal and resolves with the answer line ('' at end of input). */
+  ask?(question: string): Promise<string>;
 }
 
 export function processIo(): Io {
@@ -16,6 +20,20 @@ export function processIo(): Io {
     err: (text) => void process.stderr.write(text),
     env: process.env,
     cwd: process.cwd(),
+    isTerminal: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+    async ask(question) {
+      process.stderr.write(question);
+      const { createInterface } = await import('node:readline');
+      const rl = createInterface({ input: process.stdin, terminal: false });
+      try {
+        return await new Promise<string>((resolve) => {
+          rl.once('line', resolve);
+          rl.once('close', () => resolve(''));
+        });
+      } finally {
+        rl.close();
+      }
+    },
   };
 }
 

@@ -26,6 +26,8 @@ test('defaults, environment, and flags that win over the environment', () => {
     recoveryGraceMs: 10_000,
     recoveryIntervalMs: 2_000,
     decisionRetentionMs: 3_600_000,
+    routerLeaseMs: 10_000,
+    routerStaleMs: 15_000,
     logLevel: undefined,
   });
   const defaults = parseConfig(['--catalog-url', URL_], {});

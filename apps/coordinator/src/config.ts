@@ -27,6 +27,10 @@ export interface CoordinatorConfig {
   recoveryIntervalMs?: number | undefined;
   /** How long a finished 2PC decision row is kept before it is deleted; default one hour. */
   decisionRetentionMs?: number | undefined;
+  /** Router lease length granted by RouterLeaseService (default 10000). */
+  routerLeaseMs?: number | undefined;
+  /** A router without a lease counts as gone once its heartbeat is this old (default 15000). */
+  routerStaleMs?: number | undefined;
   /** pino level; TESSERA_LOG_LEVEL or info when absent. */
   logLevel?: string | undefined;
 }
@@ -54,6 +58,9 @@ Flags (each also read from the environment variable shown):
                                                       keep finished 2PC decisions this long (default
                                                       3600000, at least 120000: far above a router's
                                                       60 s decide deadline)
+  --router-lease-ms MS      TESSERA_ROUTER_LEASE_MS   router lease length (default 10000)
+  --router-stale-ms MS      TESSERA_ROUTER_STALE_MS   a router without a lease is not waited for once
+                                                      its heartbeat is this old (default 15000)
   --log-level LEVEL         TESSERA_LOG_LEVEL         trace, debug, info, warn, error (default info)
   --help                                              print this text
 `;
@@ -68,6 +75,8 @@ const FLAGS: FlagTable<SettingKey> = {
   '--recovery-grace-ms': { env: 'TESSERA_RECOVERY_GRACE_MS', key: 'recoveryGraceMs' },
   '--recovery-interval-ms': { env: 'TESSERA_RECOVERY_INTERVAL_MS', key: 'recoveryIntervalMs' },
   '--decision-retention-ms': { env: 'TESSERA_DECISION_RETENTION_MS', key: 'decisionRetentionMs' },
+  '--router-lease-ms': { env: 'TESSERA_ROUTER_LEASE_MS', key: 'routerLeaseMs' },
+  '--router-stale-ms': { env: 'TESSERA_ROUTER_STALE_MS', key: 'routerStaleMs' },
   '--log-level': { env: 'TESSERA_LOG_LEVEL', key: 'logLevel' },
 };
 
@@ -134,6 +143,8 @@ function validateConfig(
       120_000,
       365 * 86_400_000,
     ),
+    routerLeaseMs: intSetting(raw, 'routerLeaseMs', '--router-lease-ms', 10_000, 1_000, 600_000),
+    routerStaleMs: intSetting(raw, 'routerStaleMs', '--router-stale-ms', 15_000, 1_000, 3_600_000),
     logLevel: raw.get('logLevel'),
   };
 }

@@ -10,6 +10,7 @@ import {
   AgentService,
   CatalogService,
   JobService,
+  RouterLeaseService,
   RouterService,
   TESSERA_SERVICES,
   TxnService,
@@ -42,6 +43,7 @@ import { catalogService } from './grpc/catalog-service.js';
 import type { ActiveTerm, ServiceDeps } from './grpc/deps.js';
 import { serve } from './grpc/edge.js';
 import { jobService } from './grpc/job-service.js';
+import { routerLeaseService } from './grpc/router-lease-service.js';
 import { routerService } from './grpc/router-service.js';
 import { txnService } from './grpc/txn-service.js';
 import { LeaderLock } from './leader/leader-lock.js';
@@ -52,6 +54,7 @@ import { CatalogStore } from './store/catalog-store.js';
 import { createPool, withClient } from './store/db.js';
 import { JobStore } from './store/jobs.js';
 import { migrate } from './store/migrations.js';
+import { RouterLeases } from './store/router-leases.js';
 import { RouterStore } from './store/routers.js';
 import { TxnLog } from './store/txn-log.js';
 import { WatchHub } from './watch-hub.js';
@@ -136,6 +139,7 @@ export async function startCoordinator(
   serve(server, JobService, jobService(deps), log, serviceOpts);
   serve(server, TxnService, txnService(deps), log, serviceOpts);
   serve(server, AgentService, agentService(deps), log, serviceOpts);
+  serve(server, RouterLeaseService, routerLeaseService(deps), log, serviceOpts);
   addReflection(server, TESSERA_SERVICES);
 
   const port = await bind(server, config.listen);
@@ -205,6 +209,10 @@ export async function startCoordinator(
         store,
         jobs: new JobStore(pool),
         routers: new RouterStore(pool),
+        leases: new RouterLeases(pool, {
+          leaseMs: config.routerLeaseMs,
+          staleMs: config.routerStaleMs,
+        }),
         txns,
         inDoubt,
       };

@@ -5,6 +5,7 @@ import {
   AdminService,
   CatalogService,
   JobService,
+  RouterLeaseService,
   RouterService,
   TxnService,
   AgentService,
@@ -35,6 +36,7 @@ export interface Clients {
   jobs: Client<typeof JobService>;
   txn: Client<typeof TxnService>;
   agent: Client<typeof AgentService>;
+  routerLease: Client<typeof RouterLeaseService>;
   close(): void;
 }
 
@@ -49,6 +51,7 @@ export function clientsFor(address: string, token?: string): Clients {
     jobs: createClient(JobService, address, shared),
     txn: createClient(TxnService, address, shared),
     agent: createClient(AgentService, address, shared),
+    routerLease: createClient(RouterLeaseService, address, shared),
   };
   return { ...clients, close: () => catalog.close() };
 }

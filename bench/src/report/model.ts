@@ -60,6 +60,8 @@ export interface Timeline {
   series: TimeSeries[];
   /** Horizontal reference lines, e.g. a target's limit. */
   marks?: { label: string; value: number }[] | undefined;
+  /** Vertical lines at moments of the run (a phase starting), seconds since it started. */
+  events?: { label: string; atS: number }[] | undefined;
 }
 
 export interface SuiteResult {

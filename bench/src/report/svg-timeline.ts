@@ -73,6 +73,14 @@ export function svgTimeline(r: SuiteResult, t: Timeline): string {
       `<text x="${WIDTH - RIGHT - 4}" y="${(y(m.value) - 4).toFixed(1)}" text-anchor="end" fill="#c00">${esc(m.label)}</text>`,
     );
   }
+  for (const [i, e] of (t.events ?? []).entries()) {
+    if (e.atS < 0 || e.atS > endS) continue;
+    const ex = x(e.atS).toFixed(1);
+    parts.push(
+      `<line x1="${ex}" y1="${TOP}" x2="${ex}" y2="${TOP + PLOT_H}" stroke="#888" stroke-dasharray="2 3"/>`,
+      `<text x="${ex}" y="${TOP + 12 + (i % 3) * 11}" text-anchor="middle" fill="#666" font-size="10">${esc(e.label)}</text>`,
+    );
+  }
   let legendY = TOP + PLOT_H + 50;
   t.series.forEach((s, i) => {
     const color = PALETTE[i % PALETTE.length]!;

@@ -2,13 +2,14 @@
 // Suite, plus one line here: a suite is listed only once it measures something.
 import { twoPhase } from './2pc.js';
 import { idle } from './idle.js';
+import { move } from './move.js';
 import { overhead } from './overhead.js';
 import { scaleout } from './scaleout.js';
 import { scatter } from './scatter.js';
 import { steady } from './steady.js';
 import type { Suite } from './suite.js';
 
-export const SUITES: readonly Suite[] = [overhead, scaleout, idle, scatter, twoPhase, steady];
+export const SUITES: readonly Suite[] = [overhead, scaleout, idle, scatter, twoPhase, steady, move];
 
 export function findSuite(name: string): Suite | undefined {
   return SUITES.find((s) => s.name === name);

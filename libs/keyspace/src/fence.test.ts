@@ -1,7 +1,17 @@
 // fenceCheckSql as text: merged ranges, int8 literals that survive HASH_MIN, `false` for nothing.
 import { test } from 'node:test';
 import { strict as assert } from 'node:assert';
-import { fenceCheckSql, HASH_MAX, HASH_MIN, mergeRanges } from './index.js';
+import {
+  fenceCheckSql,
+  functionFenceCheckSql,
+  isFunctionFence,
+  ownsFunctionName,
+  ownsFunctionSql,
+  rowFilterSql,
+  HASH_MAX,
+  HASH_MIN,
+  mergeRanges,
+} from './index.js';
 
 test('adjacent and overlapping ranges merge; separate ones stay apart, ordered', () => {
   assert.deepEqual(
@@ -57,5 +67,36 @@ test('several ranges are ORed in parentheses, with each key type its own functio
   assert.match(
     fenceCheckSql('k', 'uuid', 1n, ranges),
     /^\(uuid_hash_extended\(k, '1'::int8\) BETWEEN/,
+  );
+});
+
+test('the fence function: its name, a body over the merged ranges, and the CHECK that calls it', () => {
+  assert.equal(ownsFunctionName('tenants'), 'tessera.owns_tenants');
+  assert.match(ownsFunctionName('Tenants'), /^tessera\.owns_x[0-9a-f]{16}$/);
+  assert.notEqual(ownsFunctionName('Tenants'), ownsFunctionName('tenants2'));
+  assert.equal(
+    ownsFunctionSql('tenants', [
+      { lo: 0n, hi: 9n },
+      { lo: 10n, hi: 20n },
+    ]),
+    `CREATE OR REPLACE FUNCTION tessera.owns_tenants(h int8) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $tessera_owns$ SELECT h BETWEEN '0'::int8 AND '20'::int8 $tessera_owns$`,
+  );
+  assert.match(ownsFunctionSql('tenants', []), /SELECT false \$tessera_owns\$$/);
+  assert.equal(
+    functionFenceCheckSql('"Key"', 'text', 5n, 'tenants'),
+    `tessera.owns_tenants(hashtextextended("Key" COLLATE "C", '5'::int8))`,
+  );
+  assert.ok(
+    isFunctionFence(
+      'CHECK (tessera.owns_tenants(hashint8extended(id, (0)::bigint))) NOT VALID',
+      'tenants',
+    ),
+  );
+  assert.ok(
+    !isFunctionFence(`CHECK ((hashint8extended(id, (0)::bigint) >= 0)) NOT VALID`, 'tenants'),
+  );
+  assert.equal(
+    rowFilterSql('id', 'bigint', 0n, { lo: -5n, hi: 5n }),
+    `hashint8extended(id, '0'::int8) BETWEEN '-5'::int8 AND '5'::int8`,
   );
 });

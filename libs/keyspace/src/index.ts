@@ -5,5 +5,21 @@ export { validateRanges } from './validate-ranges.js';
 export { RangeMap } from './range-map.js';
 export { buildSnapshot, type CatalogSnapshot, type KeyspaceView } from './snapshot.js';
 export { keyTypeName, parseKeyType, hashFunctionName, type KeyTypeName } from './key-type.js';
-export { fenceCheckSql, mergeRanges } from './fence.js';
+export {
+  fenceCheckSql,
+  mergeRanges,
+  keyHashSql,
+  ownsFunctionName,
+  ownsFunctionSql,
+  functionFenceCheckSql,
+  functionFenceStatementSql,
+  isFunctionFence,
+  rowFilterSql,
+} from './fence.js';
 export { CatalogInvalidError, UnknownKeyspaceError } from './errors.js';
+export {
+  movesByKeyspace,
+  ddlRefusalForMove,
+  type MoveInProgress,
+  type DdlRefusal,
+} from './moves.js';

@@ -23,6 +23,9 @@ export const NODE_SETTINGS: Readonly<Record<string, string>> = {
   max_wal_senders: '20',
   max_replication_slots: '20',
   max_connections: '300',
+  // A move's replication slot may retain at most this much WAL: a stalled move cannot fill the
+  // disk (the mover refuses to start a move on a node where this is unlimited).
+  max_slot_wal_keep_size: "'4GB'",
 };
 
 /** Faster, non-durable settings for throwaway test servers. */

@@ -2,7 +2,12 @@
 import type { DescService } from '@bufbuild/protobuf';
 import { AdminService } from './gen/tessera/v1/admin_pb.js';
 import { CatalogService, RouterService } from './gen/tessera/v1/catalog_pb.js';
-import { AgentService, JobService, TxnService } from './gen/tessera/v1/ops_pb.js';
+import {
+  AgentService,
+  JobService,
+  RouterLeaseService,
+  TxnService,
+} from './gen/tessera/v1/ops_pb.js';
 
 export const TESSERA_SERVICES: readonly DescService[] = [
   CatalogService,
@@ -11,4 +16,5 @@ export const TESSERA_SERVICES: readonly DescService[] = [
   JobService,
   TxnService,
   AgentService,
+  RouterLeaseService,
 ];

@@ -14,6 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import {
   cloneDataDir,
@@ -25,6 +26,7 @@ import {
   serverOsUser,
   startServer,
   stopServer,
+  NODE_SETTINGS,
   TEST_SETTINGS,
   type StopMode,
 } from '@tessera/pgctl';
@@ -132,7 +134,12 @@ function templateDir(): string {
     encoding: 'utf8',
   }).trim();
   const key = /\d+(\.\d+)?/.exec(version)?.[0] ?? 'pg';
-  const dir = join(ROOT, `template-${key}`);
+  // The settings are part of the key, so changing NODE_SETTINGS or TEST_SETTINGS makes a new one.
+  const settings = createHash('sha256')
+    .update(JSON.stringify([NODE_SETTINGS, TEST_SETTINGS]))
+    .digest('hex')
+    .slice(0, 8);
+  const dir = join(ROOT, `template-${key}-${settings}`);
   if (existsSync(join(dir, 'PG_VERSION'))) return dir;
   mkdirSync(ROOT, { recursive: true, mode: 0o755 });
   const tmp = `${dir}.${process.pid}.tmp`;

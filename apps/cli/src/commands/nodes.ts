@@ -4,6 +4,8 @@ import type { Command } from '../command.js';
 import { JSON_FLAG } from '../flags.js';
 import { boolFlag, parseHostPort, stringFlag } from '../args.js';
 import { nodeView, nodesTable, toJson } from '../format.js';
+import { WAIT_FLAG, YES_FLAG, confirm, nodeAddJob } from './job-requests.js';
+import { afterSubmit, submit } from './moves.js';
 
 export const nodesCommands: Command[] = [
   {
@@ -24,11 +26,17 @@ export const nodesCommands: Command[] = [
   {
     path: ['nodes', 'add'],
     summary: 'register a Postgres server as a node',
-    usage: ['nodes add NAME HOST:PORT [--home] [--replica HOST:PORT]'],
+    usage: [
+      'nodes add NAME HOST:PORT [--home] [--replica HOST:PORT] [--register-only]',
+      'nodes add NAME HOST:PORT [--yes] [--wait] [--json]',
+    ],
     description:
       'Registers the server in the catalog as a data node (or, with --home, the one home node that\n' +
       'holds global tables). The server must already run with wal_level=logical and\n' +
-      'max_prepared_transactions > 0.',
+      'max_prepared_transactions > 0. On a cluster that has tables, a mover job first copies the\n' +
+      "home node's roles (with their SCRAM verifiers), every table definition and the reference\n" +
+      'tables (kept in sync until it joins), then makes it active; `tessera rebalance` then moves\n' +
+      'ranges to it. --register-only only registers it.',
     examples: [
       'tessera nodes add data3 10.0.0.13:5432',
       'tessera nodes add data4 10.0.0.14:5432 --replica 10.0.0.24:5432',
@@ -40,6 +48,10 @@ export const nodesCommands: Command[] = [
         value: 'HOST:PORT',
         description: "address of the node's streaming replica",
       },
+      'register-only': { type: 'boolean', description: 'only register it (copy nothing)' },
+      yes: YES_FLAG,
+      wait: WAIT_FLAG,
+      json: JSON_FLAG,
     },
     positionals: { min: 2, max: 2 },
     usesCoordinator: true,
@@ -49,6 +61,23 @@ export const nodesCommands: Command[] = [
       const replicaText = stringFlag(args, 'replica');
       const replica =
         replicaText === undefined ? undefined : parseHostPort(replicaText, '--replica');
+      const copies =
+        !boolFlag(args, 'home') &&
+        !boolFlag(args, 'register-only') &&
+        replica === undefined &&
+        (await coordinator().catalog.getCatalog({})).tables.length > 0;
+      if (copies) {
+        const ctx = { args, io, coordinator };
+        await confirm(
+          ctx,
+          `Add node ${name} at ${host}:${port} (copying roles, schema and reference tables to it)?`,
+        );
+        return afterSubmit(
+          ctx,
+          await submit(ctx, nodeAddJob(name, host, port)),
+          `adding node ${name}`,
+        );
+      }
       const res = await coordinator().admin.addNode({
         name,
         host,

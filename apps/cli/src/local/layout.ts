@@ -58,6 +58,8 @@ export interface ClusterFile {
   coordinatorMetricsPort: number;
   routerPort: number;
   routerMetricsPort: number;
+  /** The mover's metrics port (clusters made before the mover existed lack it: a free port). */
+  moverMetricsPort?: number;
   /** Set once the nodes are registered and the sample schema is loaded. */
   bootstrapped: boolean;
 }

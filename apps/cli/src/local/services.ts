@@ -1,5 +1,5 @@
 // The Tessera services the local cluster runs besides Postgres: one table entry per service.
-// Adding the mover or the agents later is one more entry here (agents: one per node).
+// Adding the agents later is one more entry here (agents: one per node).
 import pg from 'pg';
 import { CatalogService, createClient } from '@tessera/proto';
 import { appEntry } from '../paths.js';
@@ -55,6 +55,24 @@ export const SERVICES: readonly ServiceSpec[] = [
     // Listening is not enough: until its first catalog arrives the router answers 57P03.
     ready: (c) => routerAnswers(c.routerPort),
     absentNote: 'the router is not part of this build yet: connect to the nodes directly',
+  },
+  {
+    name: 'mover',
+    entry: () => appEntry('mover', 'tessera-mover', { requireShim: true }),
+    args: (c) => [
+      '--coordinator',
+      coordinatorAddressOf(c),
+      '--metrics-port',
+      String(c.moverMetricsPort ?? 0),
+      // Stable, so a restarted mover resumes its jobs at once instead of after their leases.
+      '--mover-id',
+      'mover-local',
+    ],
+    ports: (c) => ({ metrics: c.moverMetricsPort ?? 0 }),
+    // It has no clients of its own: running is ready (it waits for the coordinator itself).
+    ready: () => Promise.resolve(true),
+    absentNote:
+      'the mover is not part of this build: moves, rebalance and node additions stay queued',
   },
 ];
 

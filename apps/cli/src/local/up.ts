@@ -30,6 +30,7 @@ const DEFAULT_PORTS = {
   coordinatorMetrics: 7401,
   router: 6432,
   routerMetrics: 7411,
+  moverMetrics: 7421,
 };
 
 export interface UpOptions {
@@ -94,6 +95,7 @@ async function chooseCluster(l: Layout): Promise<ClusterFile> {
     coordinatorMetricsPort: await choosePort(DEFAULT_PORTS.coordinatorMetrics, taken),
     routerPort: await choosePort(DEFAULT_PORTS.router, taken),
     routerMetricsPort: await choosePort(DEFAULT_PORTS.routerMetrics, taken),
+    moverMetricsPort: await choosePort(DEFAULT_PORTS.moverMetrics, taken),
     bootstrapped: false,
   };
   writeClusterFile(l, cluster);

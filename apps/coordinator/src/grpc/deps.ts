@@ -5,6 +5,7 @@ import type { AgentReports } from '../agent-reports.js';
 import type { InDoubtResolver } from '../recovery/in-doubt.js';
 import type { CatalogStore } from '../store/catalog-store.js';
 import type { JobStore } from '../store/jobs.js';
+import type { RouterLeases } from '../store/router-leases.js';
 import type { RouterStore } from '../store/routers.js';
 import type { TxnLog } from '../store/txn-log.js';
 import type { WatchHub } from '../watch-hub.js';
@@ -14,6 +15,7 @@ export interface ActiveTerm {
   readonly store: CatalogStore;
   readonly jobs: JobStore;
   readonly routers: RouterStore;
+  readonly leases: RouterLeases;
   readonly txns: TxnLog;
   readonly inDoubt: InDoubtResolver;
 }

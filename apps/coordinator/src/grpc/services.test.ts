@@ -36,9 +36,9 @@ after(async () => {
 
 const isCode = (code: Code) => (e: unknown) => e instanceof RpcError && e.code === code;
 
-test('reflection lists the six services, and a client built only from reflection calls GetCatalog', async () => {
+test('reflection lists the services, and a client built only from reflection calls GetCatalog', async () => {
   const names = await reflectionListServices(t.coordinator.address);
-  for (const s of ['Admin', 'Agent', 'Catalog', 'Job', 'Router', 'Txn'])
+  for (const s of ['Admin', 'Agent', 'Catalog', 'Job', 'Router', 'RouterLease', 'Txn'])
     assert.ok(names.includes(`tessera.v1.${s}Service`), names.join());
   const registry = await reflectionFileContaining(
     t.coordinator.address,
@@ -80,7 +80,7 @@ test('routers register, ack epochs as heartbeats, and are listed', async () => {
   await assert.rejects(t.router.ackEpoch({ routerId: 'ghost', epoch: 1n }), isCode(Code.NOT_FOUND));
 });
 
-test('jobs: submitted whole, claimed oldest first (once), progressed step by step, cancelled', async () => {
+test('jobs: submitted whole, claimed oldest first (once), progressed step by step, cancelled by their mover', async () => {
   const a = await t.jobs.submitJob({
     kind: 'split',
     specJson: '{"keyspace":"k"}',
@@ -125,7 +125,15 @@ test('jobs: submitted whole, claimed oldest first (once), progressed step by ste
   assert.equal(job.state, JobState.DONE);
   await assert.rejects(t.jobs.cancelJob({ id: a.id }), isCode(Code.FAILED_PRECONDITION));
 
-  const cancelled = await t.jobs.cancelJob({ id: b.id });
+  // A running job is not cancelled behind its mover's back: it becomes CANCELLING, and the
+  // mover (which undoes what it did) finishes it.
+  const cancelling = await t.jobs.cancelJob({ id: b.id });
+  assert.equal(cancelling.state, JobState.CANCELLING);
+  const cancelled = await t.jobs.finishJob({
+    jobId: b.id,
+    moverId: cancelling.claimedBy,
+    state: JobState.CANCELLED,
+  });
   assert.equal(cancelled.state, JobState.CANCELLED);
   await assert.rejects(
     t.jobs.reportStep({ jobId: b.id, stepIndex: 0, state: JobState.DONE }),

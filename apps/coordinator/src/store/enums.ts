@@ -6,7 +6,8 @@ export type NodeRoleText = 'home' | 'data';
 export type NodeStateText = 'joining' | 'active' | 'draining' | 'removed';
 export type RangeStateText = 'active' | 'frozen';
 export type TableKindText = 'sharded' | 'reference' | 'global';
-export type JobStateText = 'pending' | 'running' | 'done' | 'failed' | 'cancelled';
+export type JobStateText =
+  'pending' | 'running' | 'done' | 'failed' | 'cancelled' | 'cancelling' | 'verify_failed';
 export type DecisionText = 'commit' | 'abort';
 
 function assertNever(x: never, what: string): never {
@@ -36,6 +37,22 @@ export function nodeStateFromText(t: NodeStateText): NodeState {
       return NodeState.REMOVED;
     default:
       return assertNever(t, 'node state');
+  }
+}
+
+/** undefined for UNSPECIFIED or a number the contract does not define. */
+export function nodeStateToText(s: NodeState): NodeStateText | undefined {
+  switch (s) {
+    case NodeState.JOINING:
+      return 'joining';
+    case NodeState.ACTIVE:
+      return 'active';
+    case NodeState.DRAINING:
+      return 'draining';
+    case NodeState.REMOVED:
+      return 'removed';
+    default:
+      return undefined;
   }
 }
 
@@ -87,6 +104,10 @@ export function jobStateFromText(t: JobStateText): JobState {
       return JobState.FAILED;
     case 'cancelled':
       return JobState.CANCELLED;
+    case 'cancelling':
+      return JobState.CANCELLING;
+    case 'verify_failed':
+      return JobState.VERIFY_FAILED;
     default:
       return assertNever(t, 'job state');
   }
@@ -105,6 +126,10 @@ export function jobStateToText(s: JobState): JobStateText | undefined {
       return 'failed';
     case JobState.CANCELLED:
       return 'cancelled';
+    case JobState.CANCELLING:
+      return 'cancelling';
+    case JobState.VERIFY_FAILED:
+      return 'verify_failed';
     default:
       return undefined;
   }

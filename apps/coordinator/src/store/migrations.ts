@@ -101,6 +101,56 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // The mover (issue 16): job leases, phases, results and parents; cleanup records written
+    // before every object a job creates on a node; moves in progress (in the catalog snapshot);
+    // router leases.
+    version: 2,
+    sql: `
+      alter table tessera.job drop constraint if exists job_state_check;
+      alter table tessera.job add constraint job_state_check check (state in
+        ('pending', 'running', 'done', 'failed', 'cancelled', 'cancelling', 'verify_failed'));
+      alter table tessera.job
+        add column if not exists lease_until timestamptz,
+        add column if not exists phase text not null default '',
+        add column if not exists result jsonb not null default '{}',
+        add column if not exists takeovers int not null default 0,
+        add column if not exists committed boolean not null default false,
+        add column if not exists parent_id bigint references tessera.job (id);
+      create index if not exists job_parent on tessera.job (parent_id) where parent_id is not null;
+      create index if not exists job_live on tessera.job (id) where state in ('running', 'cancelling');
+
+      create table if not exists tessera.job_cleanup (
+        job_id bigint not null references tessera.job (id) on delete cascade,
+        node text not null,
+        database text not null,
+        kind text not null,
+        name text not null,
+        policy text not null check (policy in ('always', 'on_failure', 'on_success')),
+        detail jsonb not null default '{}',
+        done boolean not null default false,
+        seq bigserial,
+        created_at timestamptz not null default clock_timestamp(),
+        primary key (job_id, node, database, kind, name)
+      );
+
+      create table if not exists tessera.range_move (
+        keyspace text not null references tessera.keyspace (name) on delete cascade,
+        lo bigint not null,
+        hi bigint not null,
+        job_id bigint not null references tessera.job (id),
+        source text not null references tessera.node (name),
+        target text not null references tessera.node (name),
+        primary key (keyspace, lo),
+        check (lo <= hi)
+      );
+
+      alter table tessera.router
+        add column if not exists lease_until timestamptz,
+        add column if not exists gone_below_epoch bigint not null default 0,
+        add column if not exists deregistered boolean not null default false;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -37,6 +37,19 @@ async function findRange(
   throw notFound(`no range of keyspace ${keyspace} starts at ${lo}`);
 }
 
+/** A range a mover job is moving keeps its bounds until the job ends. */
+async function refuseIfMoving(tx: ChangeTx, keyspace: string, lo: bigint, hi: bigint) {
+  const { rows } = await tx.client.query<{ job_id: string; lo: string }>(
+    `select job_id::text, lo::text from tessera.range_move where keyspace = $1 and lo <= $3 and hi >= $2`,
+    [keyspace, lo.toString(), hi.toString()],
+  );
+  const m = rows[0];
+  if (m)
+    throw failedPrecondition(
+      `range ${keyspace}:${m.lo} is being moved by job ${m.job_id}; wait for it or cancel it (tessera jobs cancel ${m.job_id})`,
+    );
+}
+
 function describe(keyspace: string, r: { lo: bigint; hi: bigint }): string {
   return `range [${r.lo}, ${r.hi}] of keyspace ${keyspace}`;
 }
@@ -49,6 +62,7 @@ export async function splitRange(tx: ChangeTx, req: SplitRangeRequest): Promise<
     throw failedPrecondition(
       `${describe(req.keyspace, r)} holds a single hash value and cannot be split`,
     );
+  await refuseIfMoving(tx, req.keyspace, r.lo, r.hi);
   const at = req.at ?? midpoint(r.lo, r.hi);
   if (!(r.lo < at && at <= r.hi)) {
     throw invalidArgument(
@@ -95,6 +109,7 @@ export async function mergeRanges(tx: ChangeTx, req: MergeRangesRequest): Promis
       `a range to merge in keyspace ${req.keyspace} is frozen for a cutover`,
     );
   }
+  await refuseIfMoving(tx, req.keyspace, lower.lo, BigInt(upperRow.hi));
   await tx.client.query('delete from tessera.range where keyspace = $1 and lo = $2', [
     req.keyspace,
     upperRow.lo,

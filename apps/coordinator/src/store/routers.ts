@@ -13,7 +13,8 @@ export class RouterStore {
     await withClient(this.pool, (c) =>
       c.query(
         `insert into tessera.router (id, address, last_heartbeat) values ($1, $2, clock_timestamp())
-         on conflict (id) do update set address = excluded.address, last_heartbeat = excluded.last_heartbeat`,
+         on conflict (id) do update set address = excluded.address, last_heartbeat = excluded.last_heartbeat,
+           deregistered = false`,
         [id, address],
       ),
     );

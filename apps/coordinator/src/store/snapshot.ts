@@ -39,6 +39,14 @@ export interface RangeRow {
   owner: string;
   state: RangeStateText;
 }
+interface MoveRow {
+  keyspace: string;
+  lo: string;
+  hi: string;
+  job_id: string;
+  source: string;
+  target: string;
+}
 interface TableRow {
   schema_name: string;
   name: string;
@@ -54,6 +62,8 @@ const KEYSPACES = `select name, key_type, seed::text from tessera.keyspace order
 // Qualified in ORDER BY: a bare \`lo\` would sort by the text output column.
 const RANGES = `select r.keyspace, r.lo::text, r.hi::text, r.owner, r.state from tessera.range r
                   order by r.keyspace collate "C", r.lo`;
+const MOVES = `select m.keyspace, m.lo::text, m.hi::text, m.job_id::text, m.source, m.target
+                 from tessera.range_move m order by m.keyspace collate "C", m.lo`;
 const TABLES = `select schema_name, name, kind, keyspace, key_column from tessera.dist_table
                   order by schema_name collate "C", name collate "C"`;
 
@@ -72,6 +82,7 @@ export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
   const keyspaces = await client.query<KeyspaceRow>(KEYSPACES);
   const ranges = await client.query<RangeRow>(RANGES);
   const tables = await client.query<TableRow>(TABLES);
+  const moves = await client.query<MoveRow>(MOVES);
   return create(CatalogSchema, {
     epoch: meta.epoch,
     clusterUid: meta.clusterUid,
@@ -96,6 +107,14 @@ export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
       kind: tableKindFromText(t.kind),
       keyspace: t.keyspace ?? '',
       keyColumn: t.key_column ?? '',
+    })),
+    moves: moves.rows.map((m) => ({
+      keyspace: m.keyspace,
+      lo: BigInt(m.lo),
+      hi: BigInt(m.hi),
+      jobId: BigInt(m.job_id),
+      source: m.source,
+      target: m.target,
     })),
   });
 }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tessera/v1/catalog.proto.
  */
 export const file_tessera_v1_catalog: GenFile = /*@__PURE__*/
-  fileDesc("Chh0ZXNzZXJhL3YxL2NhdGFsb2cucHJvdG8SCnRlc3NlcmEudjEipgEKBE5vZGUSDAoEbmFtZRgBIAEoCRIMCgRob3N0GAIgASgJEgwKBHBvcnQYAyABKAUSIgoEcm9sZRgEIAEoDjIULnRlc3NlcmEudjEuTm9kZVJvbGUSJAoFc3RhdGUYBSABKA4yFS50ZXNzZXJhLnYxLk5vZGVTdGF0ZRIUCgxyZXBsaWNhX2hvc3QYBiABKAkSFAoMcmVwbGljYV9wb3J0GAcgASgFIk0KCEtleXNwYWNlEgwKBG5hbWUYASABKAkSJQoIa2V5X3R5cGUYAiABKA4yEy50ZXNzZXJhLnYxLktleVR5cGUSDAoEc2VlZBgDIAEoAyJnCgVSYW5nZRIQCghrZXlzcGFjZRgBIAEoCRIKCgJsbxgCIAEoAxIKCgJoaRgDIAEoAxINCgVvd25lchgEIAEoCRIlCgVzdGF0ZRgFIAEoDjIWLnRlc3NlcmEudjEuUmFuZ2VTdGF0ZSJwCgVUYWJsZRIOCgZzY2hlbWEYASABKAkSDAoEbmFtZRgCIAEoCRIjCgRraW5kGAMgASgOMhUudGVzc2VyYS52MS5UYWJsZUtpbmQSEAoIa2V5c3BhY2UYBCABKAkSEgoKa2V5X2NvbHVtbhgFIAEoCSJZCgpSb3V0ZXJJbmZvEgoKAmlkGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSGQoRbGFzdF9oZWFydGJlYXRfbXMYAyABKAMSEwoLYWNrZWRfZXBvY2gYBCABKAMivQEKB0NhdGFsb2cSDQoFZXBvY2gYASABKAMSEwoLY2x1c3Rlcl91aWQYAiABKAkSHwoFbm9kZXMYAyADKAsyEC50ZXNzZXJhLnYxLk5vZGUSJwoJa2V5c3BhY2VzGAQgAygLMhQudGVzc2VyYS52MS5LZXlzcGFjZRIhCgZyYW5nZXMYBSADKAsyES50ZXNzZXJhLnYxLlJhbmdlEiEKBnRhYmxlcxgGIAMoCzIRLnRlc3NlcmEudjEuVGFibGUiEwoRR2V0Q2F0YWxvZ1JlcXVlc3QiKgoTV2F0Y2hDYXRhbG9nUmVxdWVzdBITCgthZnRlcl9lcG9jaBgBIAEoAyI0ChVSZWdpc3RlclJvdXRlclJlcXVlc3QSCgoCaWQYASABKAkSDwoHYWRkcmVzcxgCIAEoCSInChZSZWdpc3RlclJvdXRlclJlc3BvbnNlEg0KBWVwb2NoGAEgASgDIjMKD0Fja0Vwb2NoUmVxdWVzdBIRCglyb3V0ZXJfaWQYASABKAkSDQoFZXBvY2gYAiABKAMiEgoQQWNrRXBvY2hSZXNwb25zZSIUChJMaXN0Um91dGVyc1JlcXVlc3QiPgoTTGlzdFJvdXRlcnNSZXNwb25zZRInCgdyb3V0ZXJzGAEgAygLMhYudGVzc2VyYS52MS5Sb3V0ZXJJbmZvKk0KCE5vZGVSb2xlEhkKFU5PREVfUk9MRV9VTlNQRUNJRklFRBAAEhIKDk5PREVfUk9MRV9IT01FEAESEgoOTk9ERV9ST0xFX0RBVEEQAiqHAQoJTm9kZVN0YXRlEhoKFk5PREVfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJOT0RFX1NUQVRFX0pPSU5JTkcQARIVChFOT0RFX1NUQVRFX0FDVElWRRACEhcKE05PREVfU1RBVEVfRFJBSU5JTkcQAxIWChJOT0RFX1NUQVRFX1JFTU9WRUQQBCqHAQoHS2V5VHlwZRIYChRLRVlfVFlQRV9VTlNQRUNJRklFRBAAEhMKD0tFWV9UWVBFX0JJR0lOVBABEhAKDEtFWV9UWVBFX0lOVBACEhUKEUtFWV9UWVBFX1NNQUxMSU5UEAMSEQoNS0VZX1RZUEVfVEVYVBAEEhEKDUtFWV9UWVBFX1VVSUQQBSpZCgpSYW5nZVN0YXRlEhsKF1JBTkdFX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSUkFOR0VfU1RBVEVfQUNUSVZFEAESFgoSUkFOR0VfU1RBVEVfRlJPWkVOEAIqcAoJVGFibGVLaW5kEhoKFlRBQkxFX0tJTkRfVU5TUEVDSUZJRUQQABIWChJUQUJMRV9LSU5EX1NIQVJERUQQARIYChRUQUJMRV9LSU5EX1JFRkVSRU5DRRACEhUKEVRBQkxFX0tJTkRfR0xPQkFMEAMymgEKDkNhdGFsb2dTZXJ2aWNlEkAKCkdldENhdGFsb2cSHS50ZXNzZXJhLnYxLkdldENhdGFsb2dSZXF1ZXN0GhMudGVzc2VyYS52MS5DYXRhbG9nEkYKDFdhdGNoQ2F0YWxvZxIfLnRlc3NlcmEudjEuV2F0Y2hDYXRhbG9nUmVxdWVzdBoTLnRlc3NlcmEudjEuQ2F0YWxvZzABMv8BCg1Sb3V0ZXJTZXJ2aWNlElcKDlJlZ2lzdGVyUm91dGVyEiEudGVzc2VyYS52MS5SZWdpc3RlclJvdXRlclJlcXVlc3QaIi50ZXNzZXJhLnYxLlJlZ2lzdGVyUm91dGVyUmVzcG9uc2USRQoIQWNrRXBvY2gSGy50ZXNzZXJhLnYxLkFja0Vwb2NoUmVxdWVzdBocLnRlc3NlcmEudjEuQWNrRXBvY2hSZXNwb25zZRJOCgtMaXN0Um91dGVycxIeLnRlc3NlcmEudjEuTGlzdFJvdXRlcnNSZXF1ZXN0Gh8udGVzc2VyYS52MS5MaXN0Um91dGVyc1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("Chh0ZXNzZXJhL3YxL2NhdGFsb2cucHJvdG8SCnRlc3NlcmEudjEipgEKBE5vZGUSDAoEbmFtZRgBIAEoCRIMCgRob3N0GAIgASgJEgwKBHBvcnQYAyABKAUSIgoEcm9sZRgEIAEoDjIULnRlc3NlcmEudjEuTm9kZVJvbGUSJAoFc3RhdGUYBSABKA4yFS50ZXNzZXJhLnYxLk5vZGVTdGF0ZRIUCgxyZXBsaWNhX2hvc3QYBiABKAkSFAoMcmVwbGljYV9wb3J0GAcgASgFIk0KCEtleXNwYWNlEgwKBG5hbWUYASABKAkSJQoIa2V5X3R5cGUYAiABKA4yEy50ZXNzZXJhLnYxLktleVR5cGUSDAoEc2VlZBgDIAEoAyJnCgVSYW5nZRIQCghrZXlzcGFjZRgBIAEoCRIKCgJsbxgCIAEoAxIKCgJoaRgDIAEoAxINCgVvd25lchgEIAEoCRIlCgVzdGF0ZRgFIAEoDjIWLnRlc3NlcmEudjEuUmFuZ2VTdGF0ZSJwCgVUYWJsZRIOCgZzY2hlbWEYASABKAkSDAoEbmFtZRgCIAEoCRIjCgRraW5kGAMgASgOMhUudGVzc2VyYS52MS5UYWJsZUtpbmQSEAoIa2V5c3BhY2UYBCABKAkSEgoKa2V5X2NvbHVtbhgFIAEoCSJZCgpSb3V0ZXJJbmZvEgoKAmlkGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSGQoRbGFzdF9oZWFydGJlYXRfbXMYAyABKAMSEwoLYWNrZWRfZXBvY2gYBCABKAMiZQoJUmFuZ2VNb3ZlEhAKCGtleXNwYWNlGAEgASgJEgoKAmxvGAIgASgDEgoKAmhpGAMgASgDEg4KBmpvYl9pZBgEIAEoAxIOCgZzb3VyY2UYBSABKAkSDgoGdGFyZ2V0GAYgASgJIuMBCgdDYXRhbG9nEg0KBWVwb2NoGAEgASgDEhMKC2NsdXN0ZXJfdWlkGAIgASgJEh8KBW5vZGVzGAMgAygLMhAudGVzc2VyYS52MS5Ob2RlEicKCWtleXNwYWNlcxgEIAMoCzIULnRlc3NlcmEudjEuS2V5c3BhY2USIQoGcmFuZ2VzGAUgAygLMhEudGVzc2VyYS52MS5SYW5nZRIhCgZ0YWJsZXMYBiADKAsyES50ZXNzZXJhLnYxLlRhYmxlEiQKBW1vdmVzGAcgAygLMhUudGVzc2VyYS52MS5SYW5nZU1vdmUiEwoRR2V0Q2F0YWxvZ1JlcXVlc3QiKgoTV2F0Y2hDYXRhbG9nUmVxdWVzdBITCgthZnRlcl9lcG9jaBgBIAEoAyI0ChVSZWdpc3RlclJvdXRlclJlcXVlc3QSCgoCaWQYASABKAkSDwoHYWRkcmVzcxgCIAEoCSInChZSZWdpc3RlclJvdXRlclJlc3BvbnNlEg0KBWVwb2NoGAEgASgDIjMKD0Fja0Vwb2NoUmVxdWVzdBIRCglyb3V0ZXJfaWQYASABKAkSDQoFZXBvY2gYAiABKAMiEgoQQWNrRXBvY2hSZXNwb25zZSIUChJMaXN0Um91dGVyc1JlcXVlc3QiPgoTTGlzdFJvdXRlcnNSZXNwb25zZRInCgdyb3V0ZXJzGAEgAygLMhYudGVzc2VyYS52MS5Sb3V0ZXJJbmZvKk0KCE5vZGVSb2xlEhkKFU5PREVfUk9MRV9VTlNQRUNJRklFRBAAEhIKDk5PREVfUk9MRV9IT01FEAESEgoOTk9ERV9ST0xFX0RBVEEQAiqHAQoJTm9kZVN0YXRlEhoKFk5PREVfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJOT0RFX1NUQVRFX0pPSU5JTkcQARIVChFOT0RFX1NUQVRFX0FDVElWRRACEhcKE05PREVfU1RBVEVfRFJBSU5JTkcQAxIWChJOT0RFX1NUQVRFX1JFTU9WRUQQBCqHAQoHS2V5VHlwZRIYChRLRVlfVFlQRV9VTlNQRUNJRklFRBAAEhMKD0tFWV9UWVBFX0JJR0lOVBABEhAKDEtFWV9UWVBFX0lOVBACEhUKEUtFWV9UWVBFX1NNQUxMSU5UEAMSEQoNS0VZX1RZUEVfVEVYVBAEEhEKDUtFWV9UWVBFX1VVSUQQBSpZCgpSYW5nZVN0YXRlEhsKF1JBTkdFX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSUkFOR0VfU1RBVEVfQUNUSVZFEAESFgoSUkFOR0VfU1RBVEVfRlJPWkVOEAIqcAoJVGFibGVLaW5kEhoKFlRBQkxFX0tJTkRfVU5TUEVDSUZJRUQQABIWChJUQUJMRV9LSU5EX1NIQVJERUQQARIYChRUQUJMRV9LSU5EX1JFRkVSRU5DRRACEhUKEVRBQkxFX0tJTkRfR0xPQkFMEAMymgEKDkNhdGFsb2dTZXJ2aWNlEkAKCkdldENhdGFsb2cSHS50ZXNzZXJhLnYxLkdldENhdGFsb2dSZXF1ZXN0GhMudGVzc2VyYS52MS5DYXRhbG9nEkYKDFdhdGNoQ2F0YWxvZxIfLnRlc3NlcmEudjEuV2F0Y2hDYXRhbG9nUmVxdWVzdBoTLnRlc3NlcmEudjEuQ2F0YWxvZzABMv8BCg1Sb3V0ZXJTZXJ2aWNlElcKDlJlZ2lzdGVyUm91dGVyEiEudGVzc2VyYS52MS5SZWdpc3RlclJvdXRlclJlcXVlc3QaIi50ZXNzZXJhLnYxLlJlZ2lzdGVyUm91dGVyUmVzcG9uc2USRQoIQWNrRXBvY2gSGy50ZXNzZXJhLnYxLkFja0Vwb2NoUmVxdWVzdBocLnRlc3NlcmEudjEuQWNrRXBvY2hSZXNwb25zZRJOCgtMaXN0Um91dGVycxIeLnRlc3NlcmEudjEuTGlzdFJvdXRlcnNSZXF1ZXN0Gh8udGVzc2VyYS52MS5MaXN0Um91dGVyc1Jlc3BvbnNlYgZwcm90bzM");
 
 /**
  * @generated from message tessera.v1.Node
@@ -207,6 +207,51 @@ export const RouterInfoSchema: GenMessage<RouterInfo> = /*@__PURE__*/
   messageDesc(file_tessera_v1_catalog, 4);
 
 /**
+ * A move of a range in progress (a mover job): from the job's prepare until its teardown. Routers
+ * refuse DDL on the keyspace's tables meanwhile (SQLSTATE 55006, naming the job).
+ *
+ * @generated from message tessera.v1.RangeMove
+ */
+export type RangeMove = Message<"tessera.v1.RangeMove"> & {
+  /**
+   * @generated from field: string keyspace = 1;
+   */
+  keyspace: string;
+
+  /**
+   * @generated from field: int64 lo = 2;
+   */
+  lo: bigint;
+
+  /**
+   * @generated from field: int64 hi = 3;
+   */
+  hi: bigint;
+
+  /**
+   * @generated from field: int64 job_id = 4;
+   */
+  jobId: bigint;
+
+  /**
+   * @generated from field: string source = 5;
+   */
+  source: string;
+
+  /**
+   * @generated from field: string target = 6;
+   */
+  target: string;
+};
+
+/**
+ * Describes the message tessera.v1.RangeMove.
+ * Use `create(RangeMoveSchema)` to create a new message.
+ */
+export const RangeMoveSchema: GenMessage<RangeMove> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_catalog, 5);
+
+/**
  * One whole, consistent catalog at one epoch.
  *
  * @generated from message tessera.v1.Catalog
@@ -245,6 +290,13 @@ export type Catalog = Message<"tessera.v1.Catalog"> & {
    * @generated from field: repeated tessera.v1.Table tables = 6;
    */
   tables: Table[];
+
+  /**
+   * Moves in progress, sorted by keyspace, then lo.
+   *
+   * @generated from field: repeated tessera.v1.RangeMove moves = 7;
+   */
+  moves: RangeMove[];
 };
 
 /**
@@ -252,7 +304,7 @@ export type Catalog = Message<"tessera.v1.Catalog"> & {
  * Use `create(CatalogSchema)` to create a new message.
  */
 export const CatalogSchema: GenMessage<Catalog> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 5);
+  messageDesc(file_tessera_v1_catalog, 6);
 
 /**
  * @generated from message tessera.v1.GetCatalogRequest
@@ -265,7 +317,7 @@ export type GetCatalogRequest = Message<"tessera.v1.GetCatalogRequest"> & {
  * Use `create(GetCatalogRequestSchema)` to create a new message.
  */
 export const GetCatalogRequestSchema: GenMessage<GetCatalogRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 6);
+  messageDesc(file_tessera_v1_catalog, 7);
 
 /**
  * @generated from message tessera.v1.WatchCatalogRequest
@@ -284,7 +336,7 @@ export type WatchCatalogRequest = Message<"tessera.v1.WatchCatalogRequest"> & {
  * Use `create(WatchCatalogRequestSchema)` to create a new message.
  */
 export const WatchCatalogRequestSchema: GenMessage<WatchCatalogRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 7);
+  messageDesc(file_tessera_v1_catalog, 8);
 
 /**
  * @generated from message tessera.v1.RegisterRouterRequest
@@ -306,7 +358,7 @@ export type RegisterRouterRequest = Message<"tessera.v1.RegisterRouterRequest"> 
  * Use `create(RegisterRouterRequestSchema)` to create a new message.
  */
 export const RegisterRouterRequestSchema: GenMessage<RegisterRouterRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 8);
+  messageDesc(file_tessera_v1_catalog, 9);
 
 /**
  * @generated from message tessera.v1.RegisterRouterResponse
@@ -323,7 +375,7 @@ export type RegisterRouterResponse = Message<"tessera.v1.RegisterRouterResponse"
  * Use `create(RegisterRouterResponseSchema)` to create a new message.
  */
 export const RegisterRouterResponseSchema: GenMessage<RegisterRouterResponse> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 9);
+  messageDesc(file_tessera_v1_catalog, 10);
 
 /**
  * @generated from message tessera.v1.AckEpochRequest
@@ -345,7 +397,7 @@ export type AckEpochRequest = Message<"tessera.v1.AckEpochRequest"> & {
  * Use `create(AckEpochRequestSchema)` to create a new message.
  */
 export const AckEpochRequestSchema: GenMessage<AckEpochRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 10);
+  messageDesc(file_tessera_v1_catalog, 11);
 
 /**
  * @generated from message tessera.v1.AckEpochResponse
@@ -358,7 +410,7 @@ export type AckEpochResponse = Message<"tessera.v1.AckEpochResponse"> & {
  * Use `create(AckEpochResponseSchema)` to create a new message.
  */
 export const AckEpochResponseSchema: GenMessage<AckEpochResponse> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 11);
+  messageDesc(file_tessera_v1_catalog, 12);
 
 /**
  * @generated from message tessera.v1.ListRoutersRequest
@@ -371,7 +423,7 @@ export type ListRoutersRequest = Message<"tessera.v1.ListRoutersRequest"> & {
  * Use `create(ListRoutersRequestSchema)` to create a new message.
  */
 export const ListRoutersRequestSchema: GenMessage<ListRoutersRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 12);
+  messageDesc(file_tessera_v1_catalog, 13);
 
 /**
  * @generated from message tessera.v1.ListRoutersResponse
@@ -388,7 +440,7 @@ export type ListRoutersResponse = Message<"tessera.v1.ListRoutersResponse"> & {
  * Use `create(ListRoutersResponseSchema)` to create a new message.
  */
 export const ListRoutersResponseSchema: GenMessage<ListRoutersResponse> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 13);
+  messageDesc(file_tessera_v1_catalog, 14);
 
 /**
  * @generated from enum tessera.v1.NodeRole

@@ -6,13 +6,15 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { NodeState, RangeState } from "./catalog_pb.js";
+import { file_tessera_v1_catalog } from "./catalog_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file tessera/v1/ops.proto.
  */
 export const file_tessera_v1_ops: GenFile = /*@__PURE__*/
-  fileDesc("ChR0ZXNzZXJhL3YxL29wcy5wcm90bxIKdGVzc2VyYS52MSJiCgdKb2JTdGVwEg0KBWluZGV4GAEgASgFEgwKBG5hbWUYAiABKAkSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEhUKDXByb2dyZXNzX2pzb24YBCABKAkixgEKA0pvYhIKCgJpZBgBIAEoAxIMCgRraW5kGAIgASgJEiMKBXN0YXRlGAMgASgOMhQudGVzc2VyYS52MS5Kb2JTdGF0ZRIRCglzcGVjX2pzb24YBCABKAkSIgoFc3RlcHMYBSADKAsyEy50ZXNzZXJhLnYxLkpvYlN0ZXASDQoFZXJyb3IYBiABKAkSEgoKY2xhaW1lZF9ieRgHIAEoCRISCgpjcmVhdGVkX21zGAggASgDEhIKCnVwZGF0ZWRfbXMYCSABKAMiQgoQU3VibWl0Sm9iUmVxdWVzdBIMCgRraW5kGAEgASgJEhEKCXNwZWNfanNvbhgCIAEoCRINCgVzdGVwcxgDIAMoCSIbCg1HZXRKb2JSZXF1ZXN0EgoKAmlkGAEgASgDIh4KD0xpc3RKb2JzUmVxdWVzdBILCgNhbGwYASABKAgiMQoQTGlzdEpvYnNSZXNwb25zZRIdCgRqb2JzGAEgAygLMg8udGVzc2VyYS52MS5Kb2IiIwoPQ2xhaW1Kb2JSZXF1ZXN0EhAKCG1vdmVyX2lkGAEgASgJIj0KEENsYWltSm9iUmVzcG9uc2USIQoDam9iGAEgASgLMg8udGVzc2VyYS52MS5Kb2JIAIgBAUIGCgRfam9iIoIBChFSZXBvcnRTdGVwUmVxdWVzdBIOCgZqb2JfaWQYASABKAMSEgoKc3RlcF9pbmRleBgCIAEoBRIjCgVzdGF0ZRgDIAEoDjIULnRlc3NlcmEudjEuSm9iU3RhdGUSFQoNcHJvZ3Jlc3NfanNvbhgEIAEoCRINCgVlcnJvchgFIAEoCSIeChBDYW5jZWxKb2JSZXF1ZXN0EgoKAmlkGAEgASgDIlsKDURlY2lkZVJlcXVlc3QSDAoEdHhpZBgBIAEoCRImCghkZWNpc2lvbhgCIAEoDjIULnRlc3NlcmEudjEuRGVjaXNpb24SFAoMcGFydGljaXBhbnRzGAMgAygJIjgKDkRlY2lkZVJlc3BvbnNlEiYKCGRlY2lzaW9uGAEgASgOMhQudGVzc2VyYS52MS5EZWNpc2lvbiIiChJHZXREZWNpc2lvblJlcXVlc3QSDAoEdHhpZBgBIAEoCSJrCglUeG5SZWNvcmQSDAoEdHhpZBgBIAEoCRImCghkZWNpc2lvbhgCIAEoDjIULnRlc3NlcmEudjEuRGVjaXNpb24SFAoMcGFydGljaXBhbnRzGAMgAygJEhIKCmRlY2lkZWRfbXMYBCABKAMiFAoSTGlzdEluRG91YnRSZXF1ZXN0ImQKCkluRG91YnRUeG4SCwoDZ2lkGAEgASgJEgwKBG5vZGUYAiABKAkSJgoIZGVjaXNpb24YAyABKA4yFC50ZXNzZXJhLnYxLkRlY2lzaW9uEhMKC3ByZXBhcmVkX21zGAQgASgDIjsKE0xpc3RJbkRvdWJ0UmVzcG9uc2USJAoEdHhucxgBIAMoCzIWLnRlc3NlcmEudjEuSW5Eb3VidFR4biIeCg5SZXNvbHZlUmVxdWVzdBIMCgR0eGlkGAEgASgJIjkKD1Jlc29sdmVSZXNwb25zZRIRCgljb21taXR0ZWQYASABKAUSEwoLcm9sbGVkX2JhY2sYAiABKAUivQEKC0FnZW50UmVwb3J0EgwKBG5vZGUYASABKAkSDwoHcmVwbGljYRgCIAEoCBIRCglyZWFjaGFibGUYAyABKAgSEwoLaW5fcmVjb3ZlcnkYBCABKAgSCwoDbHNuGAUgASgJEh0KFXJlcGxpY2F0aW9uX2xhZ19ieXRlcxgGIAEoAxITCgtjb25uZWN0aW9ucxgHIAEoBRIXCg9kaXNrX2ZyZWVfYnl0ZXMYCCABKAMSDQoFYXRfbXMYCSABKAMiMAoOQWdlbnREaXJlY3RpdmUSDgoGYWN0aW9uGAEgASgJEg4KBnJlYXNvbhgCIAEoCSqWAQoISm9iU3RhdGUSGQoVSk9CX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRSk9CX1NUQVRFX1BFTkRJTkcQARIVChFKT0JfU1RBVEVfUlVOTklORxACEhIKDkpPQl9TVEFURV9ET05FEAMSFAoQSk9CX1NUQVRFX0ZBSUxFRBAEEhcKE0pPQl9TVEFURV9DQU5DRUxMRUQQBSpNCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhMKD0RFQ0lTSU9OX0NPTU1JVBABEhIKDkRFQ0lTSU9OX0FCT1JUEAIyhgMKCkpvYlNlcnZpY2USOgoJU3VibWl0Sm9iEhwudGVzc2VyYS52MS5TdWJtaXRKb2JSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISNAoGR2V0Sm9iEhkudGVzc2VyYS52MS5HZXRKb2JSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISRQoITGlzdEpvYnMSGy50ZXNzZXJhLnYxLkxpc3RKb2JzUmVxdWVzdBocLnRlc3NlcmEudjEuTGlzdEpvYnNSZXNwb25zZRJFCghDbGFpbUpvYhIbLnRlc3NlcmEudjEuQ2xhaW1Kb2JSZXF1ZXN0GhwudGVzc2VyYS52MS5DbGFpbUpvYlJlc3BvbnNlEjwKClJlcG9ydFN0ZXASHS50ZXNzZXJhLnYxLlJlcG9ydFN0ZXBSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISOgoJQ2FuY2VsSm9iEhwudGVzc2VyYS52MS5DYW5jZWxKb2JSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2IypwIKClR4blNlcnZpY2USPwoGRGVjaWRlEhkudGVzc2VyYS52MS5EZWNpZGVSZXF1ZXN0GhoudGVzc2VyYS52MS5EZWNpZGVSZXNwb25zZRJECgtHZXREZWNpc2lvbhIeLnRlc3NlcmEudjEuR2V0RGVjaXNpb25SZXF1ZXN0GhUudGVzc2VyYS52MS5UeG5SZWNvcmQSTgoLTGlzdEluRG91YnQSHi50ZXNzZXJhLnYxLkxpc3RJbkRvdWJ0UmVxdWVzdBofLnRlc3NlcmEudjEuTGlzdEluRG91YnRSZXNwb25zZRJCCgdSZXNvbHZlEhoudGVzc2VyYS52MS5SZXNvbHZlUmVxdWVzdBobLnRlc3NlcmEudjEuUmVzb2x2ZVJlc3BvbnNlMlEKDEFnZW50U2VydmljZRJBCgZSZXBvcnQSFy50ZXNzZXJhLnYxLkFnZW50UmVwb3J0GhoudGVzc2VyYS52MS5BZ2VudERpcmVjdGl2ZSgBMAFiBnByb3RvMw");
+  fileDesc("ChR0ZXNzZXJhL3YxL29wcy5wcm90bxIKdGVzc2VyYS52MSJiCgdKb2JTdGVwEg0KBWluZGV4GAEgASgFEgwKBG5hbWUYAiABKAkSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEhUKDXByb2dyZXNzX2pzb24YBCABKAkiuwIKA0pvYhIKCgJpZBgBIAEoAxIMCgRraW5kGAIgASgJEiMKBXN0YXRlGAMgASgOMhQudGVzc2VyYS52MS5Kb2JTdGF0ZRIRCglzcGVjX2pzb24YBCABKAkSIgoFc3RlcHMYBSADKAsyEy50ZXNzZXJhLnYxLkpvYlN0ZXASDQoFZXJyb3IYBiABKAkSEgoKY2xhaW1lZF9ieRgHIAEoCRISCgpjcmVhdGVkX21zGAggASgDEhIKCnVwZGF0ZWRfbXMYCSABKAMSFgoObGVhc2VfdW50aWxfbXMYCiABKAMSDQoFcGhhc2UYCyABKAkSEwoLcmVzdWx0X2pzb24YDCABKAkSEQoJdGFrZW92ZXJzGA0gASgFEhEKCWNvbW1pdHRlZBgOIAEoCBIRCglwYXJlbnRfaWQYDyABKAMiVQoQU3VibWl0Sm9iUmVxdWVzdBIMCgRraW5kGAEgASgJEhEKCXNwZWNfanNvbhgCIAEoCRINCgVzdGVwcxgDIAMoCRIRCglwYXJlbnRfaWQYBCABKAMiGwoNR2V0Sm9iUmVxdWVzdBIKCgJpZBgBIAEoAyIxCg9MaXN0Sm9ic1JlcXVlc3QSCwoDYWxsGAEgASgIEhEKCXBhcmVudF9pZBgCIAEoAyIxChBMaXN0Sm9ic1Jlc3BvbnNlEh0KBGpvYnMYASADKAsyDy50ZXNzZXJhLnYxLkpvYiJGCg9DbGFpbUpvYlJlcXVlc3QSEAoIbW92ZXJfaWQYASABKAkSEAoIbGVhc2VfbXMYAiABKAMSDwoHcnVubmluZxgDIAMoAyI9ChBDbGFpbUpvYlJlc3BvbnNlEiEKA2pvYhgBIAEoCzIPLnRlc3NlcmEudjEuSm9iSACIAQFCBgoEX2pvYiK4AQoRUmVwb3J0U3RlcFJlcXVlc3QSDgoGam9iX2lkGAEgASgDEhIKCnN0ZXBfaW5kZXgYAiABKAUSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEhUKDXByb2dyZXNzX2pzb24YBCABKAkSDQoFZXJyb3IYBSABKAkSEAoIbW92ZXJfaWQYBiABKAkSDQoFcGhhc2UYByABKAkSEwoLcmVzdWx0X2pzb24YCCABKAkiHgoQQ2FuY2VsSm9iUmVxdWVzdBIKCgJpZBgBIAEoAyJKChRSZW5ld0pvYkxlYXNlUmVxdWVzdBIOCgZqb2JfaWQYASABKAMSEAoIbW92ZXJfaWQYAiABKAkSEAoIbGVhc2VfbXMYAyABKAMifQoQRmluaXNoSm9iUmVxdWVzdBIOCgZqb2JfaWQYASABKAMSEAoIbW92ZXJfaWQYAiABKAkSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEg0KBWVycm9yGAQgASgJEhMKC3Jlc3VsdF9qc29uGAUgASgJIqIBCg1DbGVhbnVwUmVjb3JkEg4KBmpvYl9pZBgBIAEoAxIMCgRub2RlGAIgASgJEhAKCGRhdGFiYXNlGAMgASgJEgwKBGtpbmQYBCABKAkSDAoEbmFtZRgFIAEoCRIOCgZwb2xpY3kYBiABKAkSEwoLZGV0YWlsX2pzb24YByABKAkSDAoEZG9uZRgIIAEoCBISCgpjcmVhdGVkX21zGAkgASgDIlMKFFJlY29yZENsZWFudXBSZXF1ZXN0EhAKCG1vdmVyX2lkGAEgASgJEikKBnJlY29yZBgCIAEoCzIZLnRlc3NlcmEudjEuQ2xlYW51cFJlY29yZCIkChJMaXN0Q2xlYW51cFJlcXVlc3QSDgoGam9iX2lkGAEgASgDIkEKE0xpc3RDbGVhbnVwUmVzcG9uc2USKgoHcmVjb3JkcxgBIAMoCzIZLnRlc3NlcmEudjEuQ2xlYW51cFJlY29yZCJ2ChZNYXJrQ2xlYW51cERvbmVSZXF1ZXN0EhAKCG1vdmVyX2lkGAEgASgJEg4KBmpvYl9pZBgCIAEoAxIMCgRub2RlGAMgASgJEhAKCGRhdGFiYXNlGAQgASgJEgwKBGtpbmQYBSABKAkSDAoEbmFtZRgGIAEoCSKtAQoVSm9iUmFuZ2VDaGFuZ2VSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoAxIQCghtb3Zlcl9pZBgCIAEoCRIQCghrZXlzcGFjZRgDIAEoCRIKCgJsbxgEIAEoAxIKCgJoaRgFIAEoAxINCgVvd25lchgGIAEoCRIlCgVzdGF0ZRgHIAEoDjIWLnRlc3NlcmEudjEuUmFuZ2VTdGF0ZRISCgpjb21taXRfam9iGAggASgIIpEBChNKb2JSYW5nZU1vdmVSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoAxIQCghtb3Zlcl9pZBgCIAEoCRIQCghrZXlzcGFjZRgDIAEoCRIKCgJsbxgEIAEoAxIKCgJoaRgFIAEoAxIOCgZzb3VyY2UYBiABKAkSDgoGdGFyZ2V0GAcgASgJEg4KBnJlbW92ZRgIIAEoCCKIAQoUSm9iTm9kZUNoYW5nZVJlcXVlc3QSDgoGam9iX2lkGAEgASgDEhAKCG1vdmVyX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSJAoFc3RhdGUYBCABKA4yFS50ZXNzZXJhLnYxLk5vZGVTdGF0ZRIMCgRob3N0GAUgASgJEgwKBHBvcnQYBiABKAUiIgoRSm9iQ2hhbmdlUmVzcG9uc2USDQoFZXBvY2gYASABKAMiNgoRQXdhaXRFcG9jaFJlcXVlc3QSDQoFZXBvY2gYASABKAMSEgoKdGltZW91dF9tcxgCIAEoAyJbChJBd2FpdEVwb2NoUmVzcG9uc2USDwoHcmVhY2hlZBgBIAEoCBITCgt3YWl0aW5nX2ZvchgCIAMoCRIMCgRnb25lGAMgAygJEhEKCXdhaXRlZF9tcxgEIAEoAyI7ChdSZW5ld1JvdXRlckxlYXNlUmVxdWVzdBIRCglyb3V0ZXJfaWQYASABKAkSDQoFZXBvY2gYAiABKAMiOwoYUmVuZXdSb3V0ZXJMZWFzZVJlc3BvbnNlEhAKCGxlYXNlX21zGAEgASgDEg0KBWVwb2NoGAIgASgDIiwKF0RlcmVnaXN0ZXJSb3V0ZXJSZXF1ZXN0EhEKCXJvdXRlcl9pZBgBIAEoCSIaChhEZXJlZ2lzdGVyUm91dGVyUmVzcG9uc2UiWwoNRGVjaWRlUmVxdWVzdBIMCgR0eGlkGAEgASgJEiYKCGRlY2lzaW9uGAIgASgOMhQudGVzc2VyYS52MS5EZWNpc2lvbhIUCgxwYXJ0aWNpcGFudHMYAyADKAkiOAoORGVjaWRlUmVzcG9uc2USJgoIZGVjaXNpb24YASABKA4yFC50ZXNzZXJhLnYxLkRlY2lzaW9uIiIKEkdldERlY2lzaW9uUmVxdWVzdBIMCgR0eGlkGAEgASgJImsKCVR4blJlY29yZBIMCgR0eGlkGAEgASgJEiYKCGRlY2lzaW9uGAIgASgOMhQudGVzc2VyYS52MS5EZWNpc2lvbhIUCgxwYXJ0aWNpcGFudHMYAyADKAkSEgoKZGVjaWRlZF9tcxgEIAEoAyIUChJMaXN0SW5Eb3VidFJlcXVlc3QiZAoKSW5Eb3VidFR4bhILCgNnaWQYASABKAkSDAoEbm9kZRgCIAEoCRImCghkZWNpc2lvbhgDIAEoDjIULnRlc3NlcmEudjEuRGVjaXNpb24SEwoLcHJlcGFyZWRfbXMYBCABKAMiOwoTTGlzdEluRG91YnRSZXNwb25zZRIkCgR0eG5zGAEgAygLMhYudGVzc2VyYS52MS5JbkRvdWJ0VHhuIh4KDlJlc29sdmVSZXF1ZXN0EgwKBHR4aWQYASABKAkiOQoPUmVzb2x2ZVJlc3BvbnNlEhEKCWNvbW1pdHRlZBgBIAEoBRITCgtyb2xsZWRfYmFjaxgCIAEoBSK9AQoLQWdlbnRSZXBvcnQSDAoEbm9kZRgBIAEoCRIPCgdyZXBsaWNhGAIgASgIEhEKCXJlYWNoYWJsZRgDIAEoCBITCgtpbl9yZWNvdmVyeRgEIAEoCBILCgNsc24YBSABKAkSHQoVcmVwbGljYXRpb25fbGFnX2J5dGVzGAYgASgDEhMKC2Nvbm5lY3Rpb25zGAcgASgFEhcKD2Rpc2tfZnJlZV9ieXRlcxgIIAEoAxINCgVhdF9tcxgJIAEoAyIwCg5BZ2VudERpcmVjdGl2ZRIOCgZhY3Rpb24YASABKAkSDgoGcmVhc29uGAIgASgJKs0BCghKb2JTdGF0ZRIZChVKT0JfU1RBVEVfVU5TUEVDSUZJRUQQABIVChFKT0JfU1RBVEVfUEVORElORxABEhUKEUpPQl9TVEFURV9SVU5OSU5HEAISEgoOSk9CX1NUQVRFX0RPTkUQAxIUChBKT0JfU1RBVEVfRkFJTEVEEAQSFwoTSk9CX1NUQVRFX0NBTkNFTExFRBAFEhgKFEpPQl9TVEFURV9DQU5DRUxMSU5HEAYSGwoXSk9CX1NUQVRFX1ZFUklGWV9GQUlMRUQQBypNCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhMKD0RFQ0lTSU9OX0NPTU1JVBABEhIKDkRFQ0lTSU9OX0FCT1JUEAIytggKCkpvYlNlcnZpY2USOgoJU3VibWl0Sm9iEhwudGVzc2VyYS52MS5TdWJtaXRKb2JSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISNAoGR2V0Sm9iEhkudGVzc2VyYS52MS5HZXRKb2JSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISRQoITGlzdEpvYnMSGy50ZXNzZXJhLnYxLkxpc3RKb2JzUmVxdWVzdBocLnRlc3NlcmEudjEuTGlzdEpvYnNSZXNwb25zZRJFCghDbGFpbUpvYhIbLnRlc3NlcmEudjEuQ2xhaW1Kb2JSZXF1ZXN0GhwudGVzc2VyYS52MS5DbGFpbUpvYlJlc3BvbnNlEkIKDVJlbmV3Sm9iTGVhc2USIC50ZXNzZXJhLnYxLlJlbmV3Sm9iTGVhc2VSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISPAoKUmVwb3J0U3RlcBIdLnRlc3NlcmEudjEuUmVwb3J0U3RlcFJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhI6CglDYW5jZWxKb2ISHC50ZXNzZXJhLnYxLkNhbmNlbEpvYlJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhI6CglGaW5pc2hKb2ISHC50ZXNzZXJhLnYxLkZpbmlzaEpvYlJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhJMCg1SZWNvcmRDbGVhbnVwEiAudGVzc2VyYS52MS5SZWNvcmRDbGVhbnVwUmVxdWVzdBoZLnRlc3NlcmEudjEuQ2xlYW51cFJlY29yZBJOCgtMaXN0Q2xlYW51cBIeLnRlc3NlcmEudjEuTGlzdENsZWFudXBSZXF1ZXN0Gh8udGVzc2VyYS52MS5MaXN0Q2xlYW51cFJlc3BvbnNlElAKD01hcmtDbGVhbnVwRG9uZRIiLnRlc3NlcmEudjEuTWFya0NsZWFudXBEb25lUmVxdWVzdBoZLnRlc3NlcmEudjEuQ2xlYW51cFJlY29yZBJPCgtDaGFuZ2VSYW5nZRIhLnRlc3NlcmEudjEuSm9iUmFuZ2VDaGFuZ2VSZXF1ZXN0Gh0udGVzc2VyYS52MS5Kb2JDaGFuZ2VSZXNwb25zZRJRCg9DaGFuZ2VSYW5nZU1vdmUSHy50ZXNzZXJhLnYxLkpvYlJhbmdlTW92ZVJlcXVlc3QaHS50ZXNzZXJhLnYxLkpvYkNoYW5nZVJlc3BvbnNlEk0KCkNoYW5nZU5vZGUSIC50ZXNzZXJhLnYxLkpvYk5vZGVDaGFuZ2VSZXF1ZXN0Gh0udGVzc2VyYS52MS5Kb2JDaGFuZ2VSZXNwb25zZRJLCgpBd2FpdEVwb2NoEh0udGVzc2VyYS52MS5Bd2FpdEVwb2NoUmVxdWVzdBoeLnRlc3NlcmEudjEuQXdhaXRFcG9jaFJlc3BvbnNlMtIBChJSb3V0ZXJMZWFzZVNlcnZpY2USXQoQUmVuZXdSb3V0ZXJMZWFzZRIjLnRlc3NlcmEudjEuUmVuZXdSb3V0ZXJMZWFzZVJlcXVlc3QaJC50ZXNzZXJhLnYxLlJlbmV3Um91dGVyTGVhc2VSZXNwb25zZRJdChBEZXJlZ2lzdGVyUm91dGVyEiMudGVzc2VyYS52MS5EZXJlZ2lzdGVyUm91dGVyUmVxdWVzdBokLnRlc3NlcmEudjEuRGVyZWdpc3RlclJvdXRlclJlc3BvbnNlMqcCCgpUeG5TZXJ2aWNlEj8KBkRlY2lkZRIZLnRlc3NlcmEudjEuRGVjaWRlUmVxdWVzdBoaLnRlc3NlcmEudjEuRGVjaWRlUmVzcG9uc2USRAoLR2V0RGVjaXNpb24SHi50ZXNzZXJhLnYxLkdldERlY2lzaW9uUmVxdWVzdBoVLnRlc3NlcmEudjEuVHhuUmVjb3JkEk4KC0xpc3RJbkRvdWJ0Eh4udGVzc2VyYS52MS5MaXN0SW5Eb3VidFJlcXVlc3QaHy50ZXNzZXJhLnYxLkxpc3RJbkRvdWJ0UmVzcG9uc2USQgoHUmVzb2x2ZRIaLnRlc3NlcmEudjEuUmVzb2x2ZVJlcXVlc3QaGy50ZXNzZXJhLnYxLlJlc29sdmVSZXNwb25zZTJRCgxBZ2VudFNlcnZpY2USQQoGUmVwb3J0EhcudGVzc2VyYS52MS5BZ2VudFJlcG9ydBoaLnRlc3NlcmEudjEuQWdlbnREaXJlY3RpdmUoATABYgZwcm90bzM", [file_tessera_v1_catalog]);
 
 /**
  * @generated from message tessera.v1.JobStep
@@ -102,6 +104,51 @@ export type Job = Message<"tessera.v1.Job"> & {
    * @generated from field: int64 updated_ms = 9;
    */
   updatedMs: bigint;
+
+  /**
+   * Unix milliseconds until which claimed_by holds the job; after that another mover may take it
+   * over (0 when nobody holds it).
+   *
+   * @generated from field: int64 lease_until_ms = 10;
+   */
+  leaseUntilMs: bigint;
+
+  /**
+   * Where the job is ("planned", "prepared", "copying", "catching up", "frozen", "flipped",
+   * "verifying", "cleaning up", ...), as its mover reports it.
+   *
+   * @generated from field: string phase = 11;
+   */
+  phase: string;
+
+  /**
+   * What the job found or made (JSON): its plan, verification results, child jobs.
+   *
+   * @generated from field: string result_json = 12;
+   */
+  resultJson: string;
+
+  /**
+   * How many times a mover took the job over after the previous holder's lease expired.
+   *
+   * @generated from field: int32 takeovers = 13;
+   */
+  takeovers: number;
+
+  /**
+   * True once the job passed its point of no return (a move's ownership flip): from then on a
+   * cancel is refused and the job can only finish.
+   *
+   * @generated from field: bool committed = 14;
+   */
+  committed: boolean;
+
+  /**
+   * The job that submitted this one (rebalance, drain), 0 for none.
+   *
+   * @generated from field: int64 parent_id = 15;
+   */
+  parentId: bigint;
 };
 
 /**
@@ -131,6 +178,11 @@ export type SubmitJobRequest = Message<"tessera.v1.SubmitJobRequest"> & {
    * @generated from field: repeated string steps = 3;
    */
   steps: string[];
+
+  /**
+   * @generated from field: int64 parent_id = 4;
+   */
+  parentId: bigint;
 };
 
 /**
@@ -167,6 +219,13 @@ export type ListJobsRequest = Message<"tessera.v1.ListJobsRequest"> & {
    * @generated from field: bool all = 1;
    */
   all: boolean;
+
+  /**
+   * Only the children of this job (0: every job).
+   *
+   * @generated from field: int64 parent_id = 2;
+   */
+  parentId: bigint;
 };
 
 /**
@@ -201,6 +260,20 @@ export type ClaimJobRequest = Message<"tessera.v1.ClaimJobRequest"> & {
    * @generated from field: string mover_id = 1;
    */
   moverId: string;
+
+  /**
+   * How long the claim holds without a renewal (default 15000 ms).
+   *
+   * @generated from field: int64 lease_ms = 2;
+   */
+  leaseMs: bigint;
+
+  /**
+   * Jobs this mover is running right now, so it is not handed one of them again.
+   *
+   * @generated from field: repeated int64 running = 3;
+   */
+  running: bigint[];
 };
 
 /**
@@ -257,6 +330,27 @@ export type ReportStepRequest = Message<"tessera.v1.ReportStepRequest"> & {
    * @generated from field: string error = 5;
    */
   error: string;
+
+  /**
+   * When set, the report is refused unless this mover holds the job's lease.
+   *
+   * @generated from field: string mover_id = 6;
+   */
+  moverId: string;
+
+  /**
+   * When set, the job's phase becomes this.
+   *
+   * @generated from field: string phase = 7;
+   */
+  phase: string;
+
+  /**
+   * When set, the job's result becomes this (JSON).
+   *
+   * @generated from field: string result_json = 8;
+   */
+  resultJson: string;
 };
 
 /**
@@ -282,6 +376,572 @@ export type CancelJobRequest = Message<"tessera.v1.CancelJobRequest"> & {
  */
 export const CancelJobRequestSchema: GenMessage<CancelJobRequest> = /*@__PURE__*/
   messageDesc(file_tessera_v1_ops, 9);
+
+/**
+ * @generated from message tessera.v1.RenewJobLeaseRequest
+ */
+export type RenewJobLeaseRequest = Message<"tessera.v1.RenewJobLeaseRequest"> & {
+  /**
+   * @generated from field: int64 job_id = 1;
+   */
+  jobId: bigint;
+
+  /**
+   * @generated from field: string mover_id = 2;
+   */
+  moverId: string;
+
+  /**
+   * default 15000 ms
+   *
+   * @generated from field: int64 lease_ms = 3;
+   */
+  leaseMs: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.RenewJobLeaseRequest.
+ * Use `create(RenewJobLeaseRequestSchema)` to create a new message.
+ */
+export const RenewJobLeaseRequestSchema: GenMessage<RenewJobLeaseRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 10);
+
+/**
+ * @generated from message tessera.v1.FinishJobRequest
+ */
+export type FinishJobRequest = Message<"tessera.v1.FinishJobRequest"> & {
+  /**
+   * @generated from field: int64 job_id = 1;
+   */
+  jobId: bigint;
+
+  /**
+   * @generated from field: string mover_id = 2;
+   */
+  moverId: string;
+
+  /**
+   * JOB_STATE_DONE, JOB_STATE_FAILED, JOB_STATE_CANCELLED or JOB_STATE_VERIFY_FAILED.
+   *
+   * @generated from field: tessera.v1.JobState state = 3;
+   */
+  state: JobState;
+
+  /**
+   * @generated from field: string error = 4;
+   */
+  error: string;
+
+  /**
+   * When set, the job's result becomes this (JSON).
+   *
+   * @generated from field: string result_json = 5;
+   */
+  resultJson: string;
+};
+
+/**
+ * Describes the message tessera.v1.FinishJobRequest.
+ * Use `create(FinishJobRequestSchema)` to create a new message.
+ */
+export const FinishJobRequestSchema: GenMessage<FinishJobRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 11);
+
+/**
+ * A thing a job creates on a node, written down before it is created (Citus's pg_dist_cleanup),
+ * so a crash at any point leaves nothing that the next attempt or a cancel does not remove.
+ *
+ * @generated from message tessera.v1.CleanupRecord
+ */
+export type CleanupRecord = Message<"tessera.v1.CleanupRecord"> & {
+  /**
+   * @generated from field: int64 job_id = 1;
+   */
+  jobId: bigint;
+
+  /**
+   * @generated from field: string node = 2;
+   */
+  node: string;
+
+  /**
+   * @generated from field: string database = 3;
+   */
+  database: string;
+
+  /**
+   * "publication", "subscription", "slot", "marker", "fence", "rows".
+   *
+   * @generated from field: string kind = 4;
+   */
+  kind: string;
+
+  /**
+   * The object's name, deterministic per job ("tessera_mv_42_0"), or what it is about.
+   *
+   * @generated from field: string name = 5;
+   */
+  name: string;
+
+  /**
+   * "always" (removed when the job ends however it ends), "on_failure" (only when it fails or
+   * is cancelled), "on_success" (only when it succeeds).
+   *
+   * @generated from field: string policy = 6;
+   */
+  policy: string;
+
+  /**
+   * Whatever undoing it needs (JSON): the keyspace and hash range of rows, a fence's ranges.
+   *
+   * @generated from field: string detail_json = 7;
+   */
+  detailJson: string;
+
+  /**
+   * Set once the object is gone.
+   *
+   * @generated from field: bool done = 8;
+   */
+  done: boolean;
+
+  /**
+   * @generated from field: int64 created_ms = 9;
+   */
+  createdMs: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.CleanupRecord.
+ * Use `create(CleanupRecordSchema)` to create a new message.
+ */
+export const CleanupRecordSchema: GenMessage<CleanupRecord> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 12);
+
+/**
+ * @generated from message tessera.v1.RecordCleanupRequest
+ */
+export type RecordCleanupRequest = Message<"tessera.v1.RecordCleanupRequest"> & {
+  /**
+   * @generated from field: string mover_id = 1;
+   */
+  moverId: string;
+
+  /**
+   * @generated from field: tessera.v1.CleanupRecord record = 2;
+   */
+  record?: CleanupRecord | undefined;
+};
+
+/**
+ * Describes the message tessera.v1.RecordCleanupRequest.
+ * Use `create(RecordCleanupRequestSchema)` to create a new message.
+ */
+export const RecordCleanupRequestSchema: GenMessage<RecordCleanupRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 13);
+
+/**
+ * @generated from message tessera.v1.ListCleanupRequest
+ */
+export type ListCleanupRequest = Message<"tessera.v1.ListCleanupRequest"> & {
+  /**
+   * @generated from field: int64 job_id = 1;
+   */
+  jobId: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.ListCleanupRequest.
+ * Use `create(ListCleanupRequestSchema)` to create a new message.
+ */
+export const ListCleanupRequestSchema: GenMessage<ListCleanupRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 14);
+
+/**
+ * @generated from message tessera.v1.ListCleanupResponse
+ */
+export type ListCleanupResponse = Message<"tessera.v1.ListCleanupResponse"> & {
+  /**
+   * @generated from field: repeated tessera.v1.CleanupRecord records = 1;
+   */
+  records: CleanupRecord[];
+};
+
+/**
+ * Describes the message tessera.v1.ListCleanupResponse.
+ * Use `create(ListCleanupResponseSchema)` to create a new message.
+ */
+export const ListCleanupResponseSchema: GenMessage<ListCleanupResponse> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 15);
+
+/**
+ * @generated from message tessera.v1.MarkCleanupDoneRequest
+ */
+export type MarkCleanupDoneRequest = Message<"tessera.v1.MarkCleanupDoneRequest"> & {
+  /**
+   * @generated from field: string mover_id = 1;
+   */
+  moverId: string;
+
+  /**
+   * @generated from field: int64 job_id = 2;
+   */
+  jobId: bigint;
+
+  /**
+   * @generated from field: string node = 3;
+   */
+  node: string;
+
+  /**
+   * @generated from field: string database = 4;
+   */
+  database: string;
+
+  /**
+   * @generated from field: string kind = 5;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string name = 6;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message tessera.v1.MarkCleanupDoneRequest.
+ * Use `create(MarkCleanupDoneRequestSchema)` to create a new message.
+ */
+export const MarkCleanupDoneRequestSchema: GenMessage<MarkCleanupDoneRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 16);
+
+/**
+ * A catalog change a job makes to one range, refused unless mover_id holds the job's lease (so
+ * a mover that lost its job cannot change the cluster). Idempotent: asking for the state the
+ * range is already in answers with the current epoch and changes nothing.
+ *
+ * @generated from message tessera.v1.JobRangeChangeRequest
+ */
+export type JobRangeChangeRequest = Message<"tessera.v1.JobRangeChangeRequest"> & {
+  /**
+   * @generated from field: int64 job_id = 1;
+   */
+  jobId: bigint;
+
+  /**
+   * @generated from field: string mover_id = 2;
+   */
+  moverId: string;
+
+  /**
+   * @generated from field: string keyspace = 3;
+   */
+  keyspace: string;
+
+  /**
+   * The range's bounds as the job knows them; refused when the catalog's range differs.
+   *
+   * @generated from field: int64 lo = 4;
+   */
+  lo: bigint;
+
+  /**
+   * @generated from field: int64 hi = 5;
+   */
+  hi: bigint;
+
+  /**
+   * The owner the range must have after the change.
+   *
+   * @generated from field: string owner = 6;
+   */
+  owner: string;
+
+  /**
+   * @generated from field: tessera.v1.RangeState state = 7;
+   */
+  state: RangeState;
+
+  /**
+   * The ownership flip: marks the job committed in the same transaction.
+   *
+   * @generated from field: bool commit_job = 8;
+   */
+  commitJob: boolean;
+};
+
+/**
+ * Describes the message tessera.v1.JobRangeChangeRequest.
+ * Use `create(JobRangeChangeRequestSchema)` to create a new message.
+ */
+export const JobRangeChangeRequestSchema: GenMessage<JobRangeChangeRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 17);
+
+/**
+ * Declares (or, with remove, ends) a job's move of a range: it is in the catalog snapshot
+ * (Catalog.moves), so routers refuse DDL on the keyspace's tables meanwhile, and at most one move
+ * per keyspace may involve a node at a time.
+ *
+ * @generated from message tessera.v1.JobRangeMoveRequest
+ */
+export type JobRangeMoveRequest = Message<"tessera.v1.JobRangeMoveRequest"> & {
+  /**
+   * @generated from field: int64 job_id = 1;
+   */
+  jobId: bigint;
+
+  /**
+   * @generated from field: string mover_id = 2;
+   */
+  moverId: string;
+
+  /**
+   * @generated from field: string keyspace = 3;
+   */
+  keyspace: string;
+
+  /**
+   * @generated from field: int64 lo = 4;
+   */
+  lo: bigint;
+
+  /**
+   * @generated from field: int64 hi = 5;
+   */
+  hi: bigint;
+
+  /**
+   * @generated from field: string source = 6;
+   */
+  source: string;
+
+  /**
+   * @generated from field: string target = 7;
+   */
+  target: string;
+
+  /**
+   * @generated from field: bool remove = 8;
+   */
+  remove: boolean;
+};
+
+/**
+ * Describes the message tessera.v1.JobRangeMoveRequest.
+ * Use `create(JobRangeMoveRequestSchema)` to create a new message.
+ */
+export const JobRangeMoveRequestSchema: GenMessage<JobRangeMoveRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 18);
+
+/**
+ * A catalog change a job makes to one node (joining, active, draining, removed; a new node is
+ * inserted). With job_id 0 it is an operator's call (`tessera nodes remove`).
+ *
+ * @generated from message tessera.v1.JobNodeChangeRequest
+ */
+export type JobNodeChangeRequest = Message<"tessera.v1.JobNodeChangeRequest"> & {
+  /**
+   * @generated from field: int64 job_id = 1;
+   */
+  jobId: bigint;
+
+  /**
+   * @generated from field: string mover_id = 2;
+   */
+  moverId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: tessera.v1.NodeState state = 4;
+   */
+  state: NodeState;
+
+  /**
+   * For a node that is not in the catalog yet.
+   *
+   * @generated from field: string host = 5;
+   */
+  host: string;
+
+  /**
+   * @generated from field: int32 port = 6;
+   */
+  port: number;
+};
+
+/**
+ * Describes the message tessera.v1.JobNodeChangeRequest.
+ * Use `create(JobNodeChangeRequestSchema)` to create a new message.
+ */
+export const JobNodeChangeRequestSchema: GenMessage<JobNodeChangeRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 19);
+
+/**
+ * @generated from message tessera.v1.JobChangeResponse
+ */
+export type JobChangeResponse = Message<"tessera.v1.JobChangeResponse"> & {
+  /**
+   * @generated from field: int64 epoch = 1;
+   */
+  epoch: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.JobChangeResponse.
+ * Use `create(JobChangeResponseSchema)` to create a new message.
+ */
+export const JobChangeResponseSchema: GenMessage<JobChangeResponse> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 20);
+
+/**
+ * @generated from message tessera.v1.AwaitEpochRequest
+ */
+export type AwaitEpochRequest = Message<"tessera.v1.AwaitEpochRequest"> & {
+  /**
+   * @generated from field: int64 epoch = 1;
+   */
+  epoch: bigint;
+
+  /**
+   * How long to wait at most (default 2000 ms).
+   *
+   * @generated from field: int64 timeout_ms = 2;
+   */
+  timeoutMs: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.AwaitEpochRequest.
+ * Use `create(AwaitEpochRequestSchema)` to create a new message.
+ */
+export const AwaitEpochRequestSchema: GenMessage<AwaitEpochRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 21);
+
+/**
+ * @generated from message tessera.v1.AwaitEpochResponse
+ */
+export type AwaitEpochResponse = Message<"tessera.v1.AwaitEpochResponse"> & {
+  /**
+   * Every live router acknowledged the epoch (or a newer one).
+   *
+   * @generated from field: bool reached = 1;
+   */
+  reached: boolean;
+
+  /**
+   * Routers still routing by an older epoch whose lease (or heartbeat) has not lapsed.
+   *
+   * @generated from field: repeated string waiting_for = 2;
+   */
+  waitingFor: string[];
+
+  /**
+   * Routers left out because their lease lapsed: they stop serving on their own (lease-less
+   * routers are left out once their heartbeat is stale; see docs/operations.md).
+   *
+   * @generated from field: repeated string gone = 3;
+   */
+  gone: string[];
+
+  /**
+   * @generated from field: int64 waited_ms = 4;
+   */
+  waitedMs: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.AwaitEpochResponse.
+ * Use `create(AwaitEpochResponseSchema)` to create a new message.
+ */
+export const AwaitEpochResponseSchema: GenMessage<AwaitEpochResponse> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 22);
+
+/**
+ * @generated from message tessera.v1.RenewRouterLeaseRequest
+ */
+export type RenewRouterLeaseRequest = Message<"tessera.v1.RenewRouterLeaseRequest"> & {
+  /**
+   * @generated from field: string router_id = 1;
+   */
+  routerId: string;
+
+  /**
+   * The epoch the router routes by. Refused when the router was declared gone while waiting for
+   * a newer epoch than this: it must catch up first.
+   *
+   * @generated from field: int64 epoch = 2;
+   */
+  epoch: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.RenewRouterLeaseRequest.
+ * Use `create(RenewRouterLeaseRequestSchema)` to create a new message.
+ */
+export const RenewRouterLeaseRequestSchema: GenMessage<RenewRouterLeaseRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 23);
+
+/**
+ * @generated from message tessera.v1.RenewRouterLeaseResponse
+ */
+export type RenewRouterLeaseResponse = Message<"tessera.v1.RenewRouterLeaseResponse"> & {
+  /**
+   * The lease holds for this long from the moment the router SENT the request (measured on its
+   * own monotonic clock); the coordinator counts it from when it received it, which is later.
+   *
+   * @generated from field: int64 lease_ms = 1;
+   */
+  leaseMs: bigint;
+
+  /**
+   * The current epoch, so a router can tell it is behind.
+   *
+   * @generated from field: int64 epoch = 2;
+   */
+  epoch: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.RenewRouterLeaseResponse.
+ * Use `create(RenewRouterLeaseResponseSchema)` to create a new message.
+ */
+export const RenewRouterLeaseResponseSchema: GenMessage<RenewRouterLeaseResponse> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 24);
+
+/**
+ * @generated from message tessera.v1.DeregisterRouterRequest
+ */
+export type DeregisterRouterRequest = Message<"tessera.v1.DeregisterRouterRequest"> & {
+  /**
+   * @generated from field: string router_id = 1;
+   */
+  routerId: string;
+};
+
+/**
+ * Describes the message tessera.v1.DeregisterRouterRequest.
+ * Use `create(DeregisterRouterRequestSchema)` to create a new message.
+ */
+export const DeregisterRouterRequestSchema: GenMessage<DeregisterRouterRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 25);
+
+/**
+ * @generated from message tessera.v1.DeregisterRouterResponse
+ */
+export type DeregisterRouterResponse = Message<"tessera.v1.DeregisterRouterResponse"> & {
+};
+
+/**
+ * Describes the message tessera.v1.DeregisterRouterResponse.
+ * Use `create(DeregisterRouterResponseSchema)` to create a new message.
+ */
+export const DeregisterRouterResponseSchema: GenMessage<DeregisterRouterResponse> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 26);
 
 /**
  * @generated from message tessera.v1.DecideRequest
@@ -312,7 +972,7 @@ export type DecideRequest = Message<"tessera.v1.DecideRequest"> & {
  * Use `create(DecideRequestSchema)` to create a new message.
  */
 export const DecideRequestSchema: GenMessage<DecideRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 10);
+  messageDesc(file_tessera_v1_ops, 27);
 
 /**
  * @generated from message tessera.v1.DecideResponse
@@ -331,7 +991,7 @@ export type DecideResponse = Message<"tessera.v1.DecideResponse"> & {
  * Use `create(DecideResponseSchema)` to create a new message.
  */
 export const DecideResponseSchema: GenMessage<DecideResponse> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 11);
+  messageDesc(file_tessera_v1_ops, 28);
 
 /**
  * @generated from message tessera.v1.GetDecisionRequest
@@ -348,7 +1008,7 @@ export type GetDecisionRequest = Message<"tessera.v1.GetDecisionRequest"> & {
  * Use `create(GetDecisionRequestSchema)` to create a new message.
  */
 export const GetDecisionRequestSchema: GenMessage<GetDecisionRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 12);
+  messageDesc(file_tessera_v1_ops, 29);
 
 /**
  * @generated from message tessera.v1.TxnRecord
@@ -380,7 +1040,7 @@ export type TxnRecord = Message<"tessera.v1.TxnRecord"> & {
  * Use `create(TxnRecordSchema)` to create a new message.
  */
 export const TxnRecordSchema: GenMessage<TxnRecord> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 13);
+  messageDesc(file_tessera_v1_ops, 30);
 
 /**
  * @generated from message tessera.v1.ListInDoubtRequest
@@ -393,7 +1053,7 @@ export type ListInDoubtRequest = Message<"tessera.v1.ListInDoubtRequest"> & {
  * Use `create(ListInDoubtRequestSchema)` to create a new message.
  */
 export const ListInDoubtRequestSchema: GenMessage<ListInDoubtRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 14);
+  messageDesc(file_tessera_v1_ops, 31);
 
 /**
  * @generated from message tessera.v1.InDoubtTxn
@@ -427,7 +1087,7 @@ export type InDoubtTxn = Message<"tessera.v1.InDoubtTxn"> & {
  * Use `create(InDoubtTxnSchema)` to create a new message.
  */
 export const InDoubtTxnSchema: GenMessage<InDoubtTxn> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 15);
+  messageDesc(file_tessera_v1_ops, 32);
 
 /**
  * @generated from message tessera.v1.ListInDoubtResponse
@@ -444,7 +1104,7 @@ export type ListInDoubtResponse = Message<"tessera.v1.ListInDoubtResponse"> & {
  * Use `create(ListInDoubtResponseSchema)` to create a new message.
  */
 export const ListInDoubtResponseSchema: GenMessage<ListInDoubtResponse> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 16);
+  messageDesc(file_tessera_v1_ops, 33);
 
 /**
  * @generated from message tessera.v1.ResolveRequest
@@ -463,7 +1123,7 @@ export type ResolveRequest = Message<"tessera.v1.ResolveRequest"> & {
  * Use `create(ResolveRequestSchema)` to create a new message.
  */
 export const ResolveRequestSchema: GenMessage<ResolveRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 17);
+  messageDesc(file_tessera_v1_ops, 34);
 
 /**
  * @generated from message tessera.v1.ResolveResponse
@@ -485,7 +1145,7 @@ export type ResolveResponse = Message<"tessera.v1.ResolveResponse"> & {
  * Use `create(ResolveResponseSchema)` to create a new message.
  */
 export const ResolveResponseSchema: GenMessage<ResolveResponse> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 18);
+  messageDesc(file_tessera_v1_ops, 35);
 
 /**
  * @generated from message tessera.v1.AgentReport
@@ -546,7 +1206,7 @@ export type AgentReport = Message<"tessera.v1.AgentReport"> & {
  * Use `create(AgentReportSchema)` to create a new message.
  */
 export const AgentReportSchema: GenMessage<AgentReport> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 19);
+  messageDesc(file_tessera_v1_ops, 36);
 
 /**
  * @generated from message tessera.v1.AgentDirective
@@ -570,7 +1230,7 @@ export type AgentDirective = Message<"tessera.v1.AgentDirective"> & {
  * Use `create(AgentDirectiveSchema)` to create a new message.
  */
 export const AgentDirectiveSchema: GenMessage<AgentDirective> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 20);
+  messageDesc(file_tessera_v1_ops, 37);
 
 /**
  * @generated from enum tessera.v1.JobState
@@ -605,6 +1265,21 @@ export enum JobState {
    * @generated from enum value: JOB_STATE_CANCELLED = 5;
    */
   CANCELLED = 5,
+
+  /**
+   * Cancel was asked for while a mover ran it: the mover undoes what the job did, then marks it
+   * cancelled.
+   *
+   * @generated from enum value: JOB_STATE_CANCELLING = 6;
+   */
+  CANCELLING = 6,
+
+  /**
+   * A move's verification found a difference: every copy is kept for a person to look at.
+   *
+   * @generated from enum value: JOB_STATE_VERIFY_FAILED = 7;
+   */
+  VERIFY_FAILED = 7,
 }
 
 /**
@@ -668,12 +1343,25 @@ export const JobService: GenService<{
     output: typeof ListJobsResponseSchema;
   },
   /**
+   * The oldest pending job, a job whose mover's lease expired (taken over), or the one this mover
+   * already holds (it restarted). Cancelling jobs are claimed too: their mover runs the cleanup.
+   *
    * @generated from rpc tessera.v1.JobService.ClaimJob
    */
   claimJob: {
     methodKind: "unary";
     input: typeof ClaimJobRequestSchema;
     output: typeof ClaimJobResponseSchema;
+  },
+  /**
+   * Extends the lease; FAILED_PRECONDITION when another mover holds the job now.
+   *
+   * @generated from rpc tessera.v1.JobService.RenewJobLease
+   */
+  renewJobLease: {
+    methodKind: "unary";
+    input: typeof RenewJobLeaseRequestSchema;
+    output: typeof JobSchema;
   },
   /**
    * @generated from rpc tessera.v1.JobService.ReportStep
@@ -684,6 +1372,9 @@ export const JobService: GenService<{
     output: typeof JobSchema;
   },
   /**
+   * A pending job is cancelled at once; a running one becomes CANCELLING and its mover undoes it.
+   * Refused once the job is committed (past a move's flip).
+   *
    * @generated from rpc tessera.v1.JobService.CancelJob
    */
   cancelJob: {
@@ -691,8 +1382,106 @@ export const JobService: GenService<{
     input: typeof CancelJobRequestSchema;
     output: typeof JobSchema;
   },
+  /**
+   * @generated from rpc tessera.v1.JobService.FinishJob
+   */
+  finishJob: {
+    methodKind: "unary";
+    input: typeof FinishJobRequestSchema;
+    output: typeof JobSchema;
+  },
+  /**
+   * Idempotent on (job, node, database, kind, name).
+   *
+   * @generated from rpc tessera.v1.JobService.RecordCleanup
+   */
+  recordCleanup: {
+    methodKind: "unary";
+    input: typeof RecordCleanupRequestSchema;
+    output: typeof CleanupRecordSchema;
+  },
+  /**
+   * @generated from rpc tessera.v1.JobService.ListCleanup
+   */
+  listCleanup: {
+    methodKind: "unary";
+    input: typeof ListCleanupRequestSchema;
+    output: typeof ListCleanupResponseSchema;
+  },
+  /**
+   * @generated from rpc tessera.v1.JobService.MarkCleanupDone
+   */
+  markCleanupDone: {
+    methodKind: "unary";
+    input: typeof MarkCleanupDoneRequestSchema;
+    output: typeof CleanupRecordSchema;
+  },
+  /**
+   * @generated from rpc tessera.v1.JobService.ChangeRange
+   */
+  changeRange: {
+    methodKind: "unary";
+    input: typeof JobRangeChangeRequestSchema;
+    output: typeof JobChangeResponseSchema;
+  },
+  /**
+   * @generated from rpc tessera.v1.JobService.ChangeRangeMove
+   */
+  changeRangeMove: {
+    methodKind: "unary";
+    input: typeof JobRangeMoveRequestSchema;
+    output: typeof JobChangeResponseSchema;
+  },
+  /**
+   * @generated from rpc tessera.v1.JobService.ChangeNode
+   */
+  changeNode: {
+    methodKind: "unary";
+    input: typeof JobNodeChangeRequestSchema;
+    output: typeof JobChangeResponseSchema;
+  },
+  /**
+   * Waits until every live router acknowledged `epoch` (RouterService.AckEpoch, which a router
+   * sends only once no statement admitted under an older epoch still runs), or the timeout.
+   *
+   * @generated from rpc tessera.v1.JobService.AwaitEpoch
+   */
+  awaitEpoch: {
+    methodKind: "unary";
+    input: typeof AwaitEpochRequestSchema;
+    output: typeof AwaitEpochResponseSchema;
+  },
 }> = /*@__PURE__*/
   serviceDesc(file_tessera_v1_ops, 0);
+
+/**
+ * Router leases (docs/operations.md, "Router leases"): a router that cannot renew stops serving
+ * sharded statements when its lease lapses; the coordinator treats a router whose lease lapsed
+ * as gone when it waits for acknowledgements, so a partitioned router cannot stall a cutover.
+ *
+ * @generated from service tessera.v1.RouterLeaseService
+ */
+export const RouterLeaseService: GenService<{
+  /**
+   * @generated from rpc tessera.v1.RouterLeaseService.RenewRouterLease
+   */
+  renewRouterLease: {
+    methodKind: "unary";
+    input: typeof RenewRouterLeaseRequestSchema;
+    output: typeof RenewRouterLeaseResponseSchema;
+  },
+  /**
+   * A router stopping cleanly: it is no longer waited for.
+   *
+   * @generated from rpc tessera.v1.RouterLeaseService.DeregisterRouter
+   */
+  deregisterRouter: {
+    methodKind: "unary";
+    input: typeof DeregisterRouterRequestSchema;
+    output: typeof DeregisterRouterResponseSchema;
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_tessera_v1_ops, 1);
 
 /**
  * @generated from service tessera.v1.TxnService
@@ -733,7 +1522,7 @@ export const TxnService: GenService<{
     output: typeof ResolveResponseSchema;
   },
 }> = /*@__PURE__*/
-  serviceDesc(file_tessera_v1_ops, 1);
+  serviceDesc(file_tessera_v1_ops, 2);
 
 /**
  * @generated from service tessera.v1.AgentService
@@ -750,5 +1539,5 @@ export const AgentService: GenService<{
     output: typeof AgentDirectiveSchema;
   },
 }> = /*@__PURE__*/
-  serviceDesc(file_tessera_v1_ops, 2);
+  serviceDesc(file_tessera_v1_ops, 3);
 
