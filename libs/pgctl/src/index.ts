@@ -16,3 +16,15 @@ export {
   type StopMode,
 } from './server.js';
 export { freePort } from './ports.js';
+export {
+  baseBackup,
+  rewind,
+  conninfo,
+  standbyName,
+  emptyDir,
+  serverProcesses,
+  signalServer,
+  ReplicationToolError,
+  type PrimaryConn,
+  type BaseBackupOptions,
+} from './replication.js';

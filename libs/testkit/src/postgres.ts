@@ -136,26 +136,26 @@ let counter = 0;
 
 /** Starts a real Postgres server for a test. Always `dispose()` it (an exit hook is the backstop). */
 export async function startPostgres(opts: PostgresOptions = {}): Promise<PgServer> {
-  installExitHook();
-  sweepOrphans();
   const template = templateDir();
   const name = opts.name ?? `pg${counter}`;
-  const dir = join(ROOT, `${process.pid}-${counter++}-${name.replace(/[^a-zA-Z0-9_]/g, '')}`);
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  live.add(dir);
+  const dir = newServerDir(name);
   const dataDir = join(dir, 'data');
   const logFile = join(dir, 'postgres.log');
   cloneDataDir(template, dataDir, opts.settings);
+  const port = await startOnFreePort(dataDir, logFile);
+  return serverHandle({ name, dir, dataDir, port, logFile });
+}
+
+/** Starts the server of `dataDir` on a free port (logging to `logFile`); resolves with the port. */
+export async function startOnFreePort(dataDir: string, logFile: string): Promise<number> {
   writeFileSync(logFile, '');
   const user = serverOsUser();
   if (user) execFileSync('chown', [`${user.uid}:${user.gid}`, logFile]);
-
-  let port = 0;
   for (let attempt = 0; ; attempt++) {
-    port = await freePort();
+    const port = await freePort();
     try {
       await startServer(dataDir, { port, logFile });
-      break;
+      return port;
     } catch (e) {
       // Another process may have taken the port between freePort() and bind; try another.
       const log = readFileSync(logFile, 'utf8');
@@ -163,7 +163,30 @@ export async function startPostgres(opts: PostgresOptions = {}): Promise<PgServe
       throw e;
     }
   }
+}
 
+/** Where one throwaway server lives: its directory (removed by dispose), data, port and log. */
+export interface ServerPlace {
+  name: string;
+  dir: string;
+  dataDir: string;
+  port: number;
+  logFile: string;
+}
+
+/** A new directory under the kit's root for a server named `name`, registered for cleanup. */
+export function newServerDir(name: string): string {
+  installExitHook();
+  sweepOrphans();
+  const dir = join(ROOT, `${process.pid}-${counter++}-${name.replace(/[^a-zA-Z0-9_]/g, '')}`);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  live.add(dir);
+  return dir;
+}
+
+/** The PgServer for a server already running at `place` (dispose stops it and removes `dir`). */
+export function serverHandle(place: ServerPlace): PgServer {
+  const { name, dir, dataDir, port, logFile } = place;
   const url = (database = 'postgres', user = 'postgres') =>
     `postgresql://${user}@127.0.0.1:${port}/${database}`;
   const server: PgServer = {
