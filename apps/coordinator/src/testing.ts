@@ -8,6 +8,7 @@ import {
   RouterService,
   TxnService,
   AgentService,
+  CoordinatorService,
   type Client,
 } from '@tessera/proto';
 import { createLogger, type Logger } from '@tessera/telemetry';
@@ -35,6 +36,7 @@ export interface Clients {
   jobs: Client<typeof JobService>;
   txn: Client<typeof TxnService>;
   agent: Client<typeof AgentService>;
+  coordinator: Client<typeof CoordinatorService>;
   close(): void;
 }
 
@@ -49,12 +51,14 @@ export function clientsFor(address: string, token?: string): Clients {
     jobs: createClient(JobService, address, shared),
     txn: createClient(TxnService, address, shared),
     agent: createClient(AgentService, address, shared),
+    coordinator: createClient(CoordinatorService, address, shared),
   };
   return { ...clients, close: () => catalog.close() };
 }
 
-export interface TestCoordinator extends Clients {
+export interface TestCoordinator extends Omit<Clients, 'coordinator'> {
   coordinator: RunningCoordinator;
+  coordinatorService: Client<typeof CoordinatorService>;
   stop(): Promise<void>;
 }
 
@@ -78,6 +82,7 @@ export async function startTestCoordinator(
   const clients = clientsFor(coordinator.address, overrides.adminToken);
   return {
     ...clients,
+    coordinatorService: clients.coordinator,
     coordinator,
     stop: async () => {
       clients.close();

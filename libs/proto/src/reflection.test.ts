@@ -42,13 +42,14 @@ const SERVICES = [
   'tessera.v1.AdminService',
   'tessera.v1.AgentService',
   'tessera.v1.CatalogService',
+  'tessera.v1.CoordinatorService',
   'tessera.v1.JobService',
   'tessera.v1.RouterService',
   'tessera.v1.TxnService',
 ];
 
 for (const version of ['v1', 'v1alpha'] as const) {
-  test(`reflection ${version} lists the six tessera.v1 services and reflection itself`, async () => {
+  test(`reflection ${version} lists the seven tessera.v1 services and reflection itself`, async () => {
     const names = await reflectionListServices(server.address, { version });
     for (const s of SERVICES) assert.ok(names.includes(s), `${s} missing from ${names.join(', ')}`);
     assert.ok(names.includes('grpc.reflection.v1.ServerReflection'));

@@ -2,6 +2,7 @@
 import type { DescService } from '@bufbuild/protobuf';
 import { AdminService } from './gen/tessera/v1/admin_pb.js';
 import { CatalogService, RouterService } from './gen/tessera/v1/catalog_pb.js';
+import { CoordinatorService } from './gen/tessera/v1/ha_pb.js';
 import { AgentService, JobService, TxnService } from './gen/tessera/v1/ops_pb.js';
 
 export const TESSERA_SERVICES: readonly DescService[] = [
@@ -11,4 +12,5 @@ export const TESSERA_SERVICES: readonly DescService[] = [
   JobService,
   TxnService,
   AgentService,
+  CoordinatorService,
 ];

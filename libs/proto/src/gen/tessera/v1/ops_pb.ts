@@ -6,13 +6,15 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Durability } from "./ha_pb.js";
+import { file_tessera_v1_ha } from "./ha_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file tessera/v1/ops.proto.
  */
 export const file_tessera_v1_ops: GenFile = /*@__PURE__*/
-  fileDesc("ChR0ZXNzZXJhL3YxL29wcy5wcm90bxIKdGVzc2VyYS52MSJiCgdKb2JTdGVwEg0KBWluZGV4GAEgASgFEgwKBG5hbWUYAiABKAkSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEhUKDXByb2dyZXNzX2pzb24YBCABKAkixgEKA0pvYhIKCgJpZBgBIAEoAxIMCgRraW5kGAIgASgJEiMKBXN0YXRlGAMgASgOMhQudGVzc2VyYS52MS5Kb2JTdGF0ZRIRCglzcGVjX2pzb24YBCABKAkSIgoFc3RlcHMYBSADKAsyEy50ZXNzZXJhLnYxLkpvYlN0ZXASDQoFZXJyb3IYBiABKAkSEgoKY2xhaW1lZF9ieRgHIAEoCRISCgpjcmVhdGVkX21zGAggASgDEhIKCnVwZGF0ZWRfbXMYCSABKAMiQgoQU3VibWl0Sm9iUmVxdWVzdBIMCgRraW5kGAEgASgJEhEKCXNwZWNfanNvbhgCIAEoCRINCgVzdGVwcxgDIAMoCSIbCg1HZXRKb2JSZXF1ZXN0EgoKAmlkGAEgASgDIh4KD0xpc3RKb2JzUmVxdWVzdBILCgNhbGwYASABKAgiMQoQTGlzdEpvYnNSZXNwb25zZRIdCgRqb2JzGAEgAygLMg8udGVzc2VyYS52MS5Kb2IiIwoPQ2xhaW1Kb2JSZXF1ZXN0EhAKCG1vdmVyX2lkGAEgASgJIj0KEENsYWltSm9iUmVzcG9uc2USIQoDam9iGAEgASgLMg8udGVzc2VyYS52MS5Kb2JIAIgBAUIGCgRfam9iIoIBChFSZXBvcnRTdGVwUmVxdWVzdBIOCgZqb2JfaWQYASABKAMSEgoKc3RlcF9pbmRleBgCIAEoBRIjCgVzdGF0ZRgDIAEoDjIULnRlc3NlcmEudjEuSm9iU3RhdGUSFQoNcHJvZ3Jlc3NfanNvbhgEIAEoCRINCgVlcnJvchgFIAEoCSIeChBDYW5jZWxKb2JSZXF1ZXN0EgoKAmlkGAEgASgDIlsKDURlY2lkZVJlcXVlc3QSDAoEdHhpZBgBIAEoCRImCghkZWNpc2lvbhgCIAEoDjIULnRlc3NlcmEudjEuRGVjaXNpb24SFAoMcGFydGljaXBhbnRzGAMgAygJIjgKDkRlY2lkZVJlc3BvbnNlEiYKCGRlY2lzaW9uGAEgASgOMhQudGVzc2VyYS52MS5EZWNpc2lvbiIiChJHZXREZWNpc2lvblJlcXVlc3QSDAoEdHhpZBgBIAEoCSJrCglUeG5SZWNvcmQSDAoEdHhpZBgBIAEoCRImCghkZWNpc2lvbhgCIAEoDjIULnRlc3NlcmEudjEuRGVjaXNpb24SFAoMcGFydGljaXBhbnRzGAMgAygJEhIKCmRlY2lkZWRfbXMYBCABKAMiFAoSTGlzdEluRG91YnRSZXF1ZXN0ImQKCkluRG91YnRUeG4SCwoDZ2lkGAEgASgJEgwKBG5vZGUYAiABKAkSJgoIZGVjaXNpb24YAyABKA4yFC50ZXNzZXJhLnYxLkRlY2lzaW9uEhMKC3ByZXBhcmVkX21zGAQgASgDIjsKE0xpc3RJbkRvdWJ0UmVzcG9uc2USJAoEdHhucxgBIAMoCzIWLnRlc3NlcmEudjEuSW5Eb3VidFR4biIeCg5SZXNvbHZlUmVxdWVzdBIMCgR0eGlkGAEgASgJIjkKD1Jlc29sdmVSZXNwb25zZRIRCgljb21taXR0ZWQYASABKAUSEwoLcm9sbGVkX2JhY2sYAiABKAUivQEKC0FnZW50UmVwb3J0EgwKBG5vZGUYASABKAkSDwoHcmVwbGljYRgCIAEoCBIRCglyZWFjaGFibGUYAyABKAgSEwoLaW5fcmVjb3ZlcnkYBCABKAgSCwoDbHNuGAUgASgJEh0KFXJlcGxpY2F0aW9uX2xhZ19ieXRlcxgGIAEoAxITCgtjb25uZWN0aW9ucxgHIAEoBRIXCg9kaXNrX2ZyZWVfYnl0ZXMYCCABKAMSDQoFYXRfbXMYCSABKAMiMAoOQWdlbnREaXJlY3RpdmUSDgoGYWN0aW9uGAEgASgJEg4KBnJlYXNvbhgCIAEoCSqWAQoISm9iU3RhdGUSGQoVSk9CX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRSk9CX1NUQVRFX1BFTkRJTkcQARIVChFKT0JfU1RBVEVfUlVOTklORxACEhIKDkpPQl9TVEFURV9ET05FEAMSFAoQSk9CX1NUQVRFX0ZBSUxFRBAEEhcKE0pPQl9TVEFURV9DQU5DRUxMRUQQBSpNCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhMKD0RFQ0lTSU9OX0NPTU1JVBABEhIKDkRFQ0lTSU9OX0FCT1JUEAIyhgMKCkpvYlNlcnZpY2USOgoJU3VibWl0Sm9iEhwudGVzc2VyYS52MS5TdWJtaXRKb2JSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISNAoGR2V0Sm9iEhkudGVzc2VyYS52MS5HZXRKb2JSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISRQoITGlzdEpvYnMSGy50ZXNzZXJhLnYxLkxpc3RKb2JzUmVxdWVzdBocLnRlc3NlcmEudjEuTGlzdEpvYnNSZXNwb25zZRJFCghDbGFpbUpvYhIbLnRlc3NlcmEudjEuQ2xhaW1Kb2JSZXF1ZXN0GhwudGVzc2VyYS52MS5DbGFpbUpvYlJlc3BvbnNlEjwKClJlcG9ydFN0ZXASHS50ZXNzZXJhLnYxLlJlcG9ydFN0ZXBSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISOgoJQ2FuY2VsSm9iEhwudGVzc2VyYS52MS5DYW5jZWxKb2JSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2IypwIKClR4blNlcnZpY2USPwoGRGVjaWRlEhkudGVzc2VyYS52MS5EZWNpZGVSZXF1ZXN0GhoudGVzc2VyYS52MS5EZWNpZGVSZXNwb25zZRJECgtHZXREZWNpc2lvbhIeLnRlc3NlcmEudjEuR2V0RGVjaXNpb25SZXF1ZXN0GhUudGVzc2VyYS52MS5UeG5SZWNvcmQSTgoLTGlzdEluRG91YnQSHi50ZXNzZXJhLnYxLkxpc3RJbkRvdWJ0UmVxdWVzdBofLnRlc3NlcmEudjEuTGlzdEluRG91YnRSZXNwb25zZRJCCgdSZXNvbHZlEhoudGVzc2VyYS52MS5SZXNvbHZlUmVxdWVzdBobLnRlc3NlcmEudjEuUmVzb2x2ZVJlc3BvbnNlMlEKDEFnZW50U2VydmljZRJBCgZSZXBvcnQSFy50ZXNzZXJhLnYxLkFnZW50UmVwb3J0GhoudGVzc2VyYS52MS5BZ2VudERpcmVjdGl2ZSgBMAFiBnByb3RvMw");
+  fileDesc("ChR0ZXNzZXJhL3YxL29wcy5wcm90bxIKdGVzc2VyYS52MSJiCgdKb2JTdGVwEg0KBWluZGV4GAEgASgFEgwKBG5hbWUYAiABKAkSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEhUKDXByb2dyZXNzX2pzb24YBCABKAkixgEKA0pvYhIKCgJpZBgBIAEoAxIMCgRraW5kGAIgASgJEiMKBXN0YXRlGAMgASgOMhQudGVzc2VyYS52MS5Kb2JTdGF0ZRIRCglzcGVjX2pzb24YBCABKAkSIgoFc3RlcHMYBSADKAsyEy50ZXNzZXJhLnYxLkpvYlN0ZXASDQoFZXJyb3IYBiABKAkSEgoKY2xhaW1lZF9ieRgHIAEoCRISCgpjcmVhdGVkX21zGAggASgDEhIKCnVwZGF0ZWRfbXMYCSABKAMiQgoQU3VibWl0Sm9iUmVxdWVzdBIMCgRraW5kGAEgASgJEhEKCXNwZWNfanNvbhgCIAEoCRINCgVzdGVwcxgDIAMoCSIbCg1HZXRKb2JSZXF1ZXN0EgoKAmlkGAEgASgDIh4KD0xpc3RKb2JzUmVxdWVzdBILCgNhbGwYASABKAgiMQoQTGlzdEpvYnNSZXNwb25zZRIdCgRqb2JzGAEgAygLMg8udGVzc2VyYS52MS5Kb2IiIwoPQ2xhaW1Kb2JSZXF1ZXN0EhAKCG1vdmVyX2lkGAEgASgJIj0KEENsYWltSm9iUmVzcG9uc2USIQoDam9iGAEgASgLMg8udGVzc2VyYS52MS5Kb2JIAIgBAUIGCgRfam9iIoIBChFSZXBvcnRTdGVwUmVxdWVzdBIOCgZqb2JfaWQYASABKAMSEgoKc3RlcF9pbmRleBgCIAEoBRIjCgVzdGF0ZRgDIAEoDjIULnRlc3NlcmEudjEuSm9iU3RhdGUSFQoNcHJvZ3Jlc3NfanNvbhgEIAEoCRINCgVlcnJvchgFIAEoCSIeChBDYW5jZWxKb2JSZXF1ZXN0EgoKAmlkGAEgASgDIlsKDURlY2lkZVJlcXVlc3QSDAoEdHhpZBgBIAEoCRImCghkZWNpc2lvbhgCIAEoDjIULnRlc3NlcmEudjEuRGVjaXNpb24SFAoMcGFydGljaXBhbnRzGAMgAygJIjgKDkRlY2lkZVJlc3BvbnNlEiYKCGRlY2lzaW9uGAEgASgOMhQudGVzc2VyYS52MS5EZWNpc2lvbiIiChJHZXREZWNpc2lvblJlcXVlc3QSDAoEdHhpZBgBIAEoCSJrCglUeG5SZWNvcmQSDAoEdHhpZBgBIAEoCRImCghkZWNpc2lvbhgCIAEoDjIULnRlc3NlcmEudjEuRGVjaXNpb24SFAoMcGFydGljaXBhbnRzGAMgAygJEhIKCmRlY2lkZWRfbXMYBCABKAMiFAoSTGlzdEluRG91YnRSZXF1ZXN0ImQKCkluRG91YnRUeG4SCwoDZ2lkGAEgASgJEgwKBG5vZGUYAiABKAkSJgoIZGVjaXNpb24YAyABKA4yFC50ZXNzZXJhLnYxLkRlY2lzaW9uEhMKC3ByZXBhcmVkX21zGAQgASgDIjsKE0xpc3RJbkRvdWJ0UmVzcG9uc2USJAoEdHhucxgBIAMoCzIWLnRlc3NlcmEudjEuSW5Eb3VidFR4biIeCg5SZXNvbHZlUmVxdWVzdBIMCgR0eGlkGAEgASgJIjkKD1Jlc29sdmVSZXNwb25zZRIRCgljb21taXR0ZWQYASABKAUSEwoLcm9sbGVkX2JhY2sYAiABKAUiyQEKDVN0YW5kYnlTdGF0dXMSGAoQYXBwbGljYXRpb25fbmFtZRgBIAEoCRITCgtjbGllbnRfYWRkchgCIAEoCRINCgVzdGF0ZRgDIAEoCRISCgpzeW5jX3N0YXRlGAQgASgJEhAKCHNlbnRfbHNuGAUgASgJEhEKCWZsdXNoX2xzbhgGIAEoCRISCgpyZXBsYXlfbHNuGAcgASgJEhcKD2ZsdXNoX2xhZ19ieXRlcxgIIAEoAxIUCgxyZXBseV9hZ2VfbXMYCSABKAMiVAoKU2xvdFN0YXR1cxIMCgRuYW1lGAEgASgJEgwKBHR5cGUYAiABKAkSDgoGYWN0aXZlGAMgASgIEhoKEnJldGFpbmVkX3dhbF9ieXRlcxgEIAEoAyI4Cg9EaXJlY3RpdmVSZXN1bHQSCgoCaWQYASABKAQSCgoCb2sYAiABKAgSDQoFZXJyb3IYAyABKAkicQoGSGFWaWV3Eg4KBmxlYWRlchgBIAEoCRIVCg1zeW5jX3N0YW5kYnlzGAIgAygJEg0KBXBoYXNlGAMgASgJEhAKCGNoYW5naW5nGAQgASgIEhAKCHRpbWVsaW5lGAUgASgDEg0KBWVycm9yGAYgASgJItgECgtBZ2VudFJlcG9ydBIMCgRub2RlGAEgASgJEg8KB3JlcGxpY2EYAiABKAgSEQoJcmVhY2hhYmxlGAMgASgIEhMKC2luX3JlY292ZXJ5GAQgASgIEgsKA2xzbhgFIAEoCRIdChVyZXBsaWNhdGlvbl9sYWdfYnl0ZXMYBiABKAMSEwoLY29ubmVjdGlvbnMYByABKAUSFwoPZGlza19mcmVlX2J5dGVzGAggASgDEg0KBWF0X21zGAkgASgDEg8KB2FkZHJlc3MYCiABKAkSFAoMcmVjZWl2ZWRfbHNuGAsgASgJEhQKDHJlcGxheWVkX2xzbhgMIAEoCRIrCghzdGFuZGJ5cxgNIAMoCzIZLnRlc3NlcmEudjEuU3RhbmRieVN0YXR1cxIlCgVzbG90cxgOIAMoCzIWLnRlc3NlcmEudjEuU2xvdFN0YXR1cxILCgNzZXEYDyABKAQSDgoGZmVuY2VkGBAgASgIEhAKCHRpbWVsaW5lGBEgASgDEiEKGXN5bmNocm9ub3VzX3N0YW5kYnlfbmFtZXMYEiABKAkSDQoFZXJyb3IYEyABKAkSDAoEbW9kZRgUIAEoCRIsCgdyZXN1bHRzGBUgAygLMhsudGVzc2VyYS52MS5EaXJlY3RpdmVSZXN1bHQSHgoCaGEYFiABKAsyEi50ZXNzZXJhLnYxLkhhVmlldxIaChJsZWFzZV9yZW1haW5pbmdfbXMYFyABKAMSGAoQc3RvcHBlZF9ieV9sZWFzZRgYIAEoCBIVCg1pbnN0YW5jZV9uYW1lGBkgASgJIssBCg5BZ2VudERpcmVjdGl2ZRIOCgZhY3Rpb24YASABKAkSDgoGcmVhc29uGAIgASgJEgoKAmlkGAMgASgEEhAKCGxlYXNlX21zGAQgASgDEhIKCnJlcG9ydF9zZXEYBSABKAQSIQoZc3luY2hyb25vdXNfc3RhbmRieV9uYW1lcxgGIAEoCRIUCgxwcmltYXJ5X2hvc3QYByABKAkSFAoMcHJpbWFyeV9wb3J0GAggASgFEhgKEGFwcGxpY2F0aW9uX25hbWUYCSABKAkiEgoQR2V0SGVhbHRoUmVxdWVzdCJGCgtBZ2VudFN0YXR1cxInCgZyZXBvcnQYASABKAsyFy50ZXNzZXJhLnYxLkFnZW50UmVwb3J0Eg4KBmFnZV9tcxgCIAEoAyKLAQoKTm9kZUhlYWx0aBIMCgRub2RlGAEgASgJEioKCmR1cmFiaWxpdHkYAiABKA4yFi50ZXNzZXJhLnYxLkR1cmFiaWxpdHkSGgoSbGVhc2VfcmVtYWluaW5nX21zGAMgASgDEhAKCGZhaWxvdmVyGAQgASgJEhUKDWxhc3RfZmFpbG92ZXIYBSABKAkiXwoNQ2x1c3RlckhlYWx0aBInCgZhZ2VudHMYASADKAsyFy50ZXNzZXJhLnYxLkFnZW50U3RhdHVzEiUKBW5vZGVzGAIgAygLMhYudGVzc2VyYS52MS5Ob2RlSGVhbHRoKpYBCghKb2JTdGF0ZRIZChVKT0JfU1RBVEVfVU5TUEVDSUZJRUQQABIVChFKT0JfU1RBVEVfUEVORElORxABEhUKEUpPQl9TVEFURV9SVU5OSU5HEAISEgoOSk9CX1NUQVRFX0RPTkUQAxIUChBKT0JfU1RBVEVfRkFJTEVEEAQSFwoTSk9CX1NUQVRFX0NBTkNFTExFRBAFKk0KCERlY2lzaW9uEhgKFERFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASEwoPREVDSVNJT05fQ09NTUlUEAESEgoOREVDSVNJT05fQUJPUlQQAjKGAwoKSm9iU2VydmljZRI6CglTdWJtaXRKb2ISHC50ZXNzZXJhLnYxLlN1Ym1pdEpvYlJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhI0CgZHZXRKb2ISGS50ZXNzZXJhLnYxLkdldEpvYlJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhJFCghMaXN0Sm9icxIbLnRlc3NlcmEudjEuTGlzdEpvYnNSZXF1ZXN0GhwudGVzc2VyYS52MS5MaXN0Sm9ic1Jlc3BvbnNlEkUKCENsYWltSm9iEhsudGVzc2VyYS52MS5DbGFpbUpvYlJlcXVlc3QaHC50ZXNzZXJhLnYxLkNsYWltSm9iUmVzcG9uc2USPAoKUmVwb3J0U3RlcBIdLnRlc3NlcmEudjEuUmVwb3J0U3RlcFJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhI6CglDYW5jZWxKb2ISHC50ZXNzZXJhLnYxLkNhbmNlbEpvYlJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYjKnAgoKVHhuU2VydmljZRI/CgZEZWNpZGUSGS50ZXNzZXJhLnYxLkRlY2lkZVJlcXVlc3QaGi50ZXNzZXJhLnYxLkRlY2lkZVJlc3BvbnNlEkQKC0dldERlY2lzaW9uEh4udGVzc2VyYS52MS5HZXREZWNpc2lvblJlcXVlc3QaFS50ZXNzZXJhLnYxLlR4blJlY29yZBJOCgtMaXN0SW5Eb3VidBIeLnRlc3NlcmEudjEuTGlzdEluRG91YnRSZXF1ZXN0Gh8udGVzc2VyYS52MS5MaXN0SW5Eb3VidFJlc3BvbnNlEkIKB1Jlc29sdmUSGi50ZXNzZXJhLnYxLlJlc29sdmVSZXF1ZXN0GhsudGVzc2VyYS52MS5SZXNvbHZlUmVzcG9uc2UylwEKDEFnZW50U2VydmljZRJBCgZSZXBvcnQSFy50ZXNzZXJhLnYxLkFnZW50UmVwb3J0GhoudGVzc2VyYS52MS5BZ2VudERpcmVjdGl2ZSgBMAESRAoJR2V0SGVhbHRoEhwudGVzc2VyYS52MS5HZXRIZWFsdGhSZXF1ZXN0GhkudGVzc2VyYS52MS5DbHVzdGVySGVhbHRoYgZwcm90bzM", [file_tessera_v1_ha]);
 
 /**
  * @generated from message tessera.v1.JobStep
@@ -488,11 +490,195 @@ export const ResolveResponseSchema: GenMessage<ResolveResponse> = /*@__PURE__*/
   messageDesc(file_tessera_v1_ops, 18);
 
 /**
+ * One row of the primary's pg_stat_replication.
+ *
+ * @generated from message tessera.v1.StandbyStatus
+ */
+export type StandbyStatus = Message<"tessera.v1.StandbyStatus"> & {
+  /**
+   * @generated from field: string application_name = 1;
+   */
+  applicationName: string;
+
+  /**
+   * @generated from field: string client_addr = 2;
+   */
+  clientAddr: string;
+
+  /**
+   * streaming, catchup, startup, backup, stopping.
+   *
+   * @generated from field: string state = 3;
+   */
+  state: string;
+
+  /**
+   * sync, potential, quorum, async.
+   *
+   * @generated from field: string sync_state = 4;
+   */
+  syncState: string;
+
+  /**
+   * @generated from field: string sent_lsn = 5;
+   */
+  sentLsn: string;
+
+  /**
+   * @generated from field: string flush_lsn = 6;
+   */
+  flushLsn: string;
+
+  /**
+   * @generated from field: string replay_lsn = 7;
+   */
+  replayLsn: string;
+
+  /**
+   * The primary's current LSN minus flush_lsn.
+   *
+   * @generated from field: int64 flush_lag_bytes = 8;
+   */
+  flushLagBytes: bigint;
+
+  /**
+   * Since the standby's last reply (-1 when it never replied).
+   *
+   * @generated from field: int64 reply_age_ms = 9;
+   */
+  replyAgeMs: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.StandbyStatus.
+ * Use `create(StandbyStatusSchema)` to create a new message.
+ */
+export const StandbyStatusSchema: GenMessage<StandbyStatus> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 19);
+
+/**
+ * @generated from message tessera.v1.SlotStatus
+ */
+export type SlotStatus = Message<"tessera.v1.SlotStatus"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * physical or logical.
+   *
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * @generated from field: bool active = 3;
+   */
+  active: boolean;
+
+  /**
+   * WAL kept for it: the current (or last received) LSN minus its restart_lsn.
+   *
+   * @generated from field: int64 retained_wal_bytes = 4;
+   */
+  retainedWalBytes: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.SlotStatus.
+ * Use `create(SlotStatusSchema)` to create a new message.
+ */
+export const SlotStatusSchema: GenMessage<SlotStatus> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 20);
+
+/**
+ * @generated from message tessera.v1.DirectiveResult
+ */
+export type DirectiveResult = Message<"tessera.v1.DirectiveResult"> & {
+  /**
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from field: bool ok = 2;
+   */
+  ok: boolean;
+
+  /**
+   * @generated from field: string error = 3;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message tessera.v1.DirectiveResult.
+ * Use `create(DirectiveResultSchema)` to create a new message.
+ */
+export const DirectiveResultSchema: GenMessage<DirectiveResult> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 21);
+
+/**
+ * What an HA engine the agent follows (Patroni, CloudNativePG) says about the node.
+ *
+ * @generated from message tessera.v1.HaView
+ */
+export type HaView = Message<"tessera.v1.HaView"> & {
+  /**
+   * host:port of the primary it has ("" while it has none, e.g. during its election).
+   *
+   * @generated from field: string leader = 1;
+   */
+  leader: string;
+
+  /**
+   * host:port of the members it calls synchronous standbys.
+   *
+   * @generated from field: repeated string sync_standbys = 2;
+   */
+  syncStandbys: string[];
+
+  /**
+   * Its own words for the state (a CloudNativePG phase, Patroni member states).
+   *
+   * @generated from field: string phase = 3;
+   */
+  phase: string;
+
+  /**
+   * It is failing over or switching over now.
+   *
+   * @generated from field: bool changing = 4;
+   */
+  changing: boolean;
+
+  /**
+   * @generated from field: int64 timeline = 5;
+   */
+  timeline: bigint;
+
+  /**
+   * The engine could not be read (the error); the other fields are then empty.
+   *
+   * @generated from field: string error = 6;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message tessera.v1.HaView.
+ * Use `create(HaViewSchema)` to create a new message.
+ */
+export const HaViewSchema: GenMessage<HaView> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 22);
+
+/**
  * @generated from message tessera.v1.AgentReport
  */
 export type AgentReport = Message<"tessera.v1.AgentReport"> & {
   /**
-   * Name of the node this agent watches, and whether it watches its primary or its replica.
+   * Name of the node this agent watches, and whether its instance is a standby (in recovery).
    *
    * @generated from field: string node = 1;
    */
@@ -514,13 +700,15 @@ export type AgentReport = Message<"tessera.v1.AgentReport"> & {
   inRecovery: boolean;
 
   /**
-   * pg_lsn as text.
+   * pg_lsn as text: a primary's current LSN, a standby's last received one.
    *
    * @generated from field: string lsn = 5;
    */
   lsn: string;
 
   /**
+   * A standby: received minus replayed. A primary: the largest flush lag of its standbys.
+   *
    * @generated from field: int64 replication_lag_bytes = 6;
    */
   replicationLagBytes: bigint;
@@ -539,6 +727,111 @@ export type AgentReport = Message<"tessera.v1.AgentReport"> & {
    * @generated from field: int64 at_ms = 9;
    */
   atMs: bigint;
+
+  /**
+   * The instance's host:port, as the catalog names it.
+   *
+   * @generated from field: string address = 10;
+   */
+  address: string;
+
+  /**
+   * @generated from field: string received_lsn = 11;
+   */
+  receivedLsn: string;
+
+  /**
+   * @generated from field: string replayed_lsn = 12;
+   */
+  replayedLsn: string;
+
+  /**
+   * A primary's pg_stat_replication.
+   *
+   * @generated from field: repeated tessera.v1.StandbyStatus standbys = 13;
+   */
+  standbys: StandbyStatus[];
+
+  /**
+   * @generated from field: repeated tessera.v1.SlotStatus slots = 14;
+   */
+  slots: SlotStatus[];
+
+  /**
+   * Increases with every report of this agent process; leases are counted from the report whose
+   * seq a lease directive names.
+   *
+   * @generated from field: uint64 seq = 15;
+   */
+  seq: bigint;
+
+  /**
+   * The agent keeps this instance stopped: it was fenced as a former primary.
+   *
+   * @generated from field: bool fenced = 16;
+   */
+  fenced: boolean;
+
+  /**
+   * @generated from field: int64 timeline = 17;
+   */
+  timeline: bigint;
+
+  /**
+   * @generated from field: string synchronous_standby_names = 18;
+   */
+  synchronousStandbyNames: string;
+
+  /**
+   * Why the instance is unreachable, when it is.
+   *
+   * @generated from field: string error = 19;
+   */
+  error: string;
+
+  /**
+   * "native", "patroni" or "cnpg".
+   *
+   * @generated from field: string mode = 20;
+   */
+  mode: string;
+
+  /**
+   * Outcomes of directives since the last report.
+   *
+   * @generated from field: repeated tessera.v1.DirectiveResult results = 21;
+   */
+  results: DirectiveResult[];
+
+  /**
+   * Set in the patroni and cnpg modes.
+   *
+   * @generated from field: tessera.v1.HaView ha = 22;
+   */
+  ha?: HaView | undefined;
+
+  /**
+   * The lease the agent holds, as it counts it (0: none; it has never had one or it lapsed).
+   *
+   * @generated from field: int64 lease_remaining_ms = 23;
+   */
+  leaseRemainingMs: bigint;
+
+  /**
+   * The agent stopped its primary because its lease lapsed (not fenced: the coordinator may start
+   * it again when no failover happened).
+   *
+   * @generated from field: bool stopped_by_lease = 24;
+   */
+  stoppedByLease: boolean;
+
+  /**
+   * The name this instance streams under as a standby (its application_name), when the agent was
+   * given one (--name); the coordinator names a former primary so when it becomes a replica.
+   *
+   * @generated from field: string instance_name = 25;
+   */
+  instanceName: string;
 };
 
 /**
@@ -546,14 +839,14 @@ export type AgentReport = Message<"tessera.v1.AgentReport"> & {
  * Use `create(AgentReportSchema)` to create a new message.
  */
 export const AgentReportSchema: GenMessage<AgentReport> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 19);
+  messageDesc(file_tessera_v1_ops, 23);
 
 /**
  * @generated from message tessera.v1.AgentDirective
  */
 export type AgentDirective = Message<"tessera.v1.AgentDirective"> & {
   /**
-   * "promote" or "fence".
+   * "lease", "promote", "fence", "start", "rejoin", "follow" or "set_sync".
    *
    * @generated from field: string action = 1;
    */
@@ -563,6 +856,49 @@ export type AgentDirective = Message<"tessera.v1.AgentDirective"> & {
    * @generated from field: string reason = 2;
    */
   reason: string;
+
+  /**
+   * Echoed in the DirectiveResult of this directive (0 for a lease, which has none).
+   *
+   * @generated from field: uint64 id = 3;
+   */
+  id: bigint;
+
+  /**
+   * lease: valid for lease_ms counted from when the agent sent report `report_seq`.
+   *
+   * @generated from field: int64 lease_ms = 4;
+   */
+  leaseMs: bigint;
+
+  /**
+   * @generated from field: uint64 report_seq = 5;
+   */
+  reportSeq: bigint;
+
+  /**
+   * promote and set_sync: the value of synchronous_standby_names to set ("" = commit alone).
+   *
+   * @generated from field: string synchronous_standby_names = 6;
+   */
+  synchronousStandbyNames: string;
+
+  /**
+   * rejoin and follow: the primary to stream from, under `application_name`.
+   *
+   * @generated from field: string primary_host = 7;
+   */
+  primaryHost: string;
+
+  /**
+   * @generated from field: int32 primary_port = 8;
+   */
+  primaryPort: number;
+
+  /**
+   * @generated from field: string application_name = 9;
+   */
+  applicationName: string;
 };
 
 /**
@@ -570,7 +906,109 @@ export type AgentDirective = Message<"tessera.v1.AgentDirective"> & {
  * Use `create(AgentDirectiveSchema)` to create a new message.
  */
 export const AgentDirectiveSchema: GenMessage<AgentDirective> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 20);
+  messageDesc(file_tessera_v1_ops, 24);
+
+/**
+ * @generated from message tessera.v1.GetHealthRequest
+ */
+export type GetHealthRequest = Message<"tessera.v1.GetHealthRequest"> & {
+};
+
+/**
+ * Describes the message tessera.v1.GetHealthRequest.
+ * Use `create(GetHealthRequestSchema)` to create a new message.
+ */
+export const GetHealthRequestSchema: GenMessage<GetHealthRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 25);
+
+/**
+ * @generated from message tessera.v1.AgentStatus
+ */
+export type AgentStatus = Message<"tessera.v1.AgentStatus"> & {
+  /**
+   * @generated from field: tessera.v1.AgentReport report = 1;
+   */
+  report?: AgentReport | undefined;
+
+  /**
+   * Since the coordinator received it.
+   *
+   * @generated from field: int64 age_ms = 2;
+   */
+  ageMs: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.AgentStatus.
+ * Use `create(AgentStatusSchema)` to create a new message.
+ */
+export const AgentStatusSchema: GenMessage<AgentStatus> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 26);
+
+/**
+ * @generated from message tessera.v1.NodeHealth
+ */
+export type NodeHealth = Message<"tessera.v1.NodeHealth"> & {
+  /**
+   * @generated from field: string node = 1;
+   */
+  node: string;
+
+  /**
+   * @generated from field: tessera.v1.Durability durability = 2;
+   */
+  durability: Durability;
+
+  /**
+   * The primary's lease as the active coordinator counts it (negative: lapsed that long ago).
+   *
+   * @generated from field: int64 lease_remaining_ms = 3;
+   */
+  leaseRemainingMs: bigint;
+
+  /**
+   * What the failover engine does for the node now, or why it refuses ("" = nothing).
+   *
+   * @generated from field: string failover = 4;
+   */
+  failover: string;
+
+  /**
+   * One line on the node's last failover ("" when there was none).
+   *
+   * @generated from field: string last_failover = 5;
+   */
+  lastFailover: string;
+};
+
+/**
+ * Describes the message tessera.v1.NodeHealth.
+ * Use `create(NodeHealthSchema)` to create a new message.
+ */
+export const NodeHealthSchema: GenMessage<NodeHealth> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 27);
+
+/**
+ * @generated from message tessera.v1.ClusterHealth
+ */
+export type ClusterHealth = Message<"tessera.v1.ClusterHealth"> & {
+  /**
+   * @generated from field: repeated tessera.v1.AgentStatus agents = 1;
+   */
+  agents: AgentStatus[];
+
+  /**
+   * @generated from field: repeated tessera.v1.NodeHealth nodes = 2;
+   */
+  nodes: NodeHealth[];
+};
+
+/**
+ * Describes the message tessera.v1.ClusterHealth.
+ * Use `create(ClusterHealthSchema)` to create a new message.
+ */
+export const ClusterHealthSchema: GenMessage<ClusterHealth> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 28);
 
 /**
  * @generated from enum tessera.v1.JobState
@@ -740,7 +1178,8 @@ export const TxnService: GenService<{
  */
 export const AgentService: GenService<{
   /**
-   * The agent streams a report every second; the coordinator answers with directives when needed.
+   * The agent streams a report every second; the coordinator answers with directives: lease
+   * renewals to a primary's agent, and promote, fence, start, rejoin, follow, set_sync.
    *
    * @generated from rpc tessera.v1.AgentService.Report
    */
@@ -748,6 +1187,16 @@ export const AgentService: GenService<{
     methodKind: "bidi_streaming";
     input: typeof AgentReportSchema;
     output: typeof AgentDirectiveSchema;
+  },
+  /**
+   * Every agent's last report and each node's failover state, for `tessera status`.
+   *
+   * @generated from rpc tessera.v1.AgentService.GetHealth
+   */
+  getHealth: {
+    methodKind: "unary";
+    input: typeof GetHealthRequestSchema;
+    output: typeof ClusterHealthSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tessera_v1_ops, 2);
