@@ -24,7 +24,12 @@ import {
   type Node,
 } from '@tessera/proto';
 import { createLogger } from '@tessera/telemetry';
-import { startPostgres, startReplicatedPostgres, type PgServer } from '@tessera/testkit';
+import {
+  startPostgres,
+  startReplicatedPostgres,
+  type PgServer,
+  type StandbyServer,
+} from '@tessera/testkit';
 import { startAgent, type RunningAgent } from '../agent.js';
 import { parseConfig, type AgentConfig } from '../config.js';
 
@@ -44,7 +49,7 @@ export interface AgentHandle {
 
 export interface HaCluster {
   catalogServer: PgServer;
-  coordinators: RunningCoordinator[];
+  coordinators: CoordinatorHandle[];
   coordinatorList(): string;
   servers: Map<string, PgServer>;
   agents: Map<string, AgentHandle>;
@@ -61,7 +66,9 @@ export interface HaCluster {
     name?: string,
   ): Promise<Node>;
   startAgent(address: string, opts?: { process?: boolean; extra?: string[] }): Promise<AgentHandle>;
-  startCoordinator(): Promise<RunningCoordinator>;
+  startCoordinator(): Promise<CoordinatorHandle>;
+  /** Which node an instance address belongs to. */
+  nodeOf: Map<string, string>;
   dispose(): Promise<void>;
 }
 
@@ -70,26 +77,60 @@ export interface HaOptions {
   leaseMs?: number;
   leaseMarginMs?: number;
   coordinators?: number;
-  /** Agents of d1 as processes (so they can be frozen), not in this process. */
+  /** Agents as processes (so they can be frozen or killed), not in this process. */
   processAgents?: boolean;
+  /** Coordinators as processes (so one can be SIGKILLed). */
+  processCoordinators?: boolean;
+  /** The home node (which holds the catalog) has a synchronous replica too, with agents. */
+  homeReplica?: boolean;
 }
+
+/** A coordinator: in this process, or a real `tessera-coordinator` process. */
+export interface CoordinatorHandle {
+  address: string;
+  child?: ChildProcess;
+  inProcess?: RunningCoordinator;
+  /** Lines it logged (process coordinators). */
+  lines: string[];
+  kill(): void;
+  stop(): Promise<void>;
+}
+
+const COORDINATOR_MAIN = fileURLToPath(
+  new URL('../../../coordinator/src/main.ts', import.meta.url),
+);
 
 export const addr = (s: { host: string; port: number }): string => `${s.host}:${s.port}`;
 
 export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
-  const catalogServer = await startPostgres({ name: 'catalog' });
+  const servers = new Map<string, PgServer>();
+  const nodeOf = new Map<string, string>();
+  let catalogServer: PgServer;
+  let homeReplica: StandbyServer | undefined;
+  if (opts.homeReplica) {
+    const home = await startReplicatedPostgres({ name: 'home', synchronous: false });
+    catalogServer = home.primary;
+    homeReplica = home.replicas[0]!;
+    servers.set(addr(home.primary), home.primary);
+    servers.set(addr(homeReplica), homeReplica);
+    nodeOf.set(addr(home.primary), 'home');
+    nodeOf.set(addr(homeReplica), 'home');
+  } else catalogServer = await startPostgres({ name: 'catalog' });
   await catalogServer.query('create database tessera');
   const rp = await startReplicatedPostgres({ name: 'd1', synchronous: false });
   const [replica] = rp.replicas;
   if (!replica) throw new Error('no replica');
-  const servers = new Map<string, PgServer>([
-    [addr(rp.primary), rp.primary],
-    [addr(replica), replica],
-  ]);
-  const coordinators: RunningCoordinator[] = [];
+  for (const s of [rp.primary, replica]) {
+    servers.set(addr(s), s);
+    nodeOf.set(addr(s), 'd1');
+  }
+  const coordinators: CoordinatorHandle[] = [];
   const agents = new Map<string, AgentHandle>();
+  const catalogUrl = homeReplica
+    ? `postgresql://postgres@${addr(catalogServer)},${addr(homeReplica)}/tessera`
+    : catalogServer.url('tessera');
   const config = (): CoordinatorConfig => ({
-    catalogUrl: catalogServer.url('tessera'),
+    catalogUrl,
     listen: '127.0.0.1:0',
     metricsPort: 0,
     standbyPollMs: 200,
@@ -98,23 +139,104 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
     leaseMarginMs: opts.leaseMarginMs ?? 500,
     durability: opts.durability ?? 'preferred',
   });
-  const startOne = async (): Promise<RunningCoordinator> => {
-    const c = await startCoordinator(config(), { log: quiet() });
-    coordinators.push(c);
-    return c;
+  const startOne = async (): Promise<CoordinatorHandle> => {
+    let h: CoordinatorHandle;
+    if (opts.processCoordinators) {
+      const c = config();
+      const child = spawn(
+        process.execPath,
+        [
+          '--conditions=development',
+          '--import',
+          'tsx',
+          COORDINATOR_MAIN,
+          '--catalog-url',
+          c.catalogUrl,
+          '--listen',
+          c.listen,
+          '--metrics-port',
+          '0',
+          '--standby-poll-ms',
+          String(c.standbyPollMs),
+          '--lease-ms',
+          String(c.leaseMs),
+          '--lease-margin-ms',
+          String(c.leaseMarginMs),
+          '--durability',
+          c.durability ?? 'preferred',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] } },
+      );
+      const lines: string[] = [];
+      const listening = new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).on('line', (l) => {
+          lines.push(l);
+          if (process.env['TESSERA_TEST_LOG_LEVEL']) process.stdout.write(`coordinator: ${l}\n`);
+          try {
+            const e = JSON.parse(l) as Record<string, unknown>;
+            if (e['msg'] === 'coordinator listening; taking the leader lock')
+              resolve(String(e['listen']));
+          } catch {
+            // not JSON: shows in the assertion that every line is
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`the coordinator exited (${code})`)));
+      });
+      child.stderr!.on('data', (d: Buffer) => process.stderr.write(d));
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      h = {
+        address: await listening,
+        child,
+        lines,
+        kill: () => child.kill('SIGKILL'),
+        stop: async () => {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          await exited;
+        },
+      };
+    } else {
+      const c = await startCoordinator(config(), { log: quiet() });
+      h = {
+        address: c.address,
+        inProcess: c,
+        lines: [],
+        kill: () => {
+          throw new Error('an in-process coordinator cannot be killed');
+        },
+        stop: () => c.stop(),
+      };
+    }
+    coordinators.push(h);
+    return h;
   };
-  await startOne();
-  await coordinators[0]!.whenActive;
+  const first = await startOne();
+  await first.inProcess?.whenActive;
   for (let i = 1; i < (opts.coordinators ?? 1); i++) await startOne();
   const coordinatorList = () => coordinators.map((c) => c.address).join(',');
   const admin = createClient(AdminService, coordinatorList(), { deadlineMs: 60_000 });
   const catalog = createClient(CatalogService, coordinatorList(), { deadlineMs: 10_000 });
   const health = createClient(AgentService, coordinatorList(), { deadlineMs: 10_000 });
+  for (let i = 0; ; i++) {
+    try {
+      await catalog.getCatalog({});
+      break;
+    } catch (e) {
+      if (i > 200) throw e;
+      await sleep(100);
+    }
+  }
   await admin.addNode({
     name: 'home',
     host: catalogServer.host,
     port: catalogServer.port,
     role: NodeRole.HOME,
+    ...(homeReplica
+      ? {
+          replicaHost: homeReplica.host,
+          replicaPort: homeReplica.port,
+          replicaName: homeReplica.applicationName,
+        }
+      : {}),
   });
   await admin.addNode({
     name: 'd1',
@@ -126,17 +248,11 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
     replicaName: replica.applicationName,
   });
 
-  const agentConfig = (address: string, extra: string[]): AgentConfig => {
-    const server = servers.get(address)!;
-    const parsed = parseConfig(agentArgs(server, address, extra), {});
-    if (parsed.help) throw new Error('unreachable');
-    return parsed.config;
-  };
   const agentArgs = (server: PgServer, address: string, extra: string[]): string[] => [
     '--coordinator',
     coordinatorList(),
     '--node',
-    'd1',
+    nodeOf.get(address)!,
     '--pg-url',
     server.url(),
     '--address',
@@ -151,6 +267,11 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
     '0',
     ...extra,
   ];
+  const agentConfig = (address: string, extra: string[]): AgentConfig => {
+    const parsed = parseConfig(agentArgs(servers.get(address)!, address, extra), {});
+    if (parsed.help) throw new Error('unreachable');
+    return parsed.config;
+  };
   const startAgentAt = async (
     address: string,
     o: { process?: boolean; extra?: string[] } = {},
@@ -158,7 +279,7 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
     const server = servers.get(address);
     if (!server) throw new Error(`no server at ${address}`);
     let handle: AgentHandle;
-    if (o.process) {
+    if (o.process ?? opts.processAgents ?? false) {
       const child = spawn(
         process.execPath,
         [
@@ -170,8 +291,9 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
         ],
         { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TESSERA_LOG_LEVEL: 'info' } },
       );
-      const lines: string[] = [];
-      createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
+      createInterface({ input: child.stdout! }).on('line', (l) => {
+        if (process.env['TESSERA_TEST_LOG_LEVEL']) process.stdout.write(`agent ${address}: ${l}\n`);
+      });
       child.stderr!.on('data', (d: Buffer) => process.stderr.write(d));
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       handle = {
@@ -192,8 +314,7 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
     agents.set(address, handle);
     return handle;
   };
-  for (const a of servers.keys()) await startAgentAt(a, { process: opts.processAgents ?? false });
-
+  for (const a of servers.keys()) await startAgentAt(a);
   const node = async (name = 'd1'): Promise<Node> => {
     const c: Catalog = await catalog.getCatalog({});
     const n = c.nodes.find((x) => x.name === name);
@@ -236,6 +357,7 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
     waitNode,
     startAgent: startAgentAt,
     startCoordinator: startOne,
+    nodeOf,
     dispose: async () => {
       admin.close();
       catalog.close();
@@ -243,7 +365,7 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
       for (const a of agents.values()) await a.stop().catch(() => undefined);
       for (const c of coordinators) await c.stop().catch(() => undefined);
       for (const s of servers.values()) await s.dispose().catch(() => undefined);
-      await catalogServer.dispose();
+      await catalogServer.dispose().catch(() => undefined);
     },
   };
   return cluster;

@@ -14,10 +14,13 @@ export type Decision =
   | { kind: 'cancel'; reason: string }
   | { kind: 'refuse'; reason: string }
   | { kind: 'restart'; reason: string }
-  /** Promote `target`; fence the primary first when its agent can (it said it is down). */
-  | { kind: 'failover'; target: Replica; fenceFirst: boolean; reason: string }
+  /**
+   * Promote `target`. The old primary is fenced by its agent first when the agent said it is down
+   * (`fenceFirst`), is known fenced already (`fenced`: its agent says so), or else its lease lapsed.
+   */
+  | { kind: 'failover'; target: Replica; fenceFirst: boolean; fenced: boolean; reason: string }
   /** `target` was promoted already (a failover interrupted before its last step): record it. */
-  | { kind: 'complete'; target: Replica; fenceFirst: boolean; reason: string };
+  | { kind: 'complete'; target: Replica; fenceFirst: boolean; fenced: boolean; reason: string };
 
 export interface DecideInput {
   view: NodeView;
@@ -43,6 +46,7 @@ export function decideFailover({ view, leaseExpired }: DecideInput): Decision {
         kind: 'complete',
         target,
         fenceFirst: true,
+        fenced: false,
         reason: `${addressOf(target)} was promoted while ${node.host}:${node.port} came back; the former is the primary`,
       };
     if (promoted.length > 0)
@@ -65,6 +69,7 @@ export function decideFailover({ view, leaseExpired }: DecideInput): Decision {
       waiting: "the primary's agent is silent; waiting for its lease to lapse",
     };
   const fenceFirst = agentSaysDown && !p.fenced;
+  const fenced = p?.fenced === true;
   const why = agentSaysDown
     ? `its agent reports ${p.fenced ? 'it fenced' : p.stoppedByLease ? 'it stopped for a lapsed lease' : p.inRecovery ? 'it is in recovery' : `it unreachable (${p.error || 'no answer'})`}`
     : 'its agent is silent and its lease lapsed';
@@ -75,6 +80,7 @@ export function decideFailover({ view, leaseExpired }: DecideInput): Decision {
       kind: 'complete',
       target: synced,
       fenceFirst,
+      fenced,
       reason: `the primary is down (${why}) and ${addressOf(synced)} was promoted`,
     };
 
@@ -84,6 +90,7 @@ export function decideFailover({ view, leaseExpired }: DecideInput): Decision {
       kind: 'failover',
       target: best,
       fenceFirst,
+      fenced,
       reason: `the primary is down (${why})`,
     };
 

@@ -239,10 +239,21 @@ export class FailoverEngine {
         return;
       case 'failover':
         m.refusal = '';
-        this.ops.failover(node, d.target, d.fenceFirst, d.reason);
+        this.ops.failover(
+          node,
+          d.target,
+          d.fenced ? 'fenced' : d.fenceFirst ? 'fence' : 'lease',
+          d.reason,
+        );
         return;
       case 'complete':
-        if (!interim) this.ops.complete(node, d.target, d.fenceFirst, d.reason, now);
+        if (!interim)
+          this.ops.complete(
+            node,
+            d.target,
+            d.fenced ? 'fenced' : d.fenceFirst ? 'fence' : 'lease',
+            d.reason,
+          );
         return;
       default: {
         const never: never = d;

@@ -42,6 +42,9 @@ const REJOIN_TIMEOUT_MS = 30 * 60_000;
 /** Repeated operations of one kind on a node (restart, fence, names) wait this long. */
 const RETRY_MS = 5_000;
 
+/** How the old primary is known to take no writes: its agent fenced it already, fences it now, or its lease lapses. */
+export type OldPrimary = 'fenced' | 'fence' | 'lease';
+
 interface Running {
   what: string;
   failover: boolean;
@@ -150,7 +153,7 @@ export class NodeOps {
     return desiredNames(after, this.o.durability, undefined);
   }
 
-  failover(node: Node, target: Replica, fenceFirst: boolean, reason: string): void {
+  failover(node: Node, target: Replica, fence: OldPrimary, reason: string): void {
     const started = performance.now();
     const interim = this.o.interim();
     this.run(
@@ -158,7 +161,7 @@ export class NodeOps {
       `failing over to ${addressOf(target)}`,
       async () => {
         this.o.log.warn(
-          { node: node.name, from: addressOf(node), to: addressOf(target), fenceFirst, interim },
+          { node: node.name, from: addressOf(node), to: addressOf(target), fence, interim },
           `failing over: ${reason}`,
         );
         // Routers hold the node's statements from this epoch on. (Not when the node holds the
@@ -167,7 +170,7 @@ export class NodeOps {
           await this.commit('BeginFailover', node, { target: addressOf(target), reason }, (tx) =>
             beginFailover(tx, node.name, addressOf(target)),
           );
-        await this.fenceOld(node, fenceFirst);
+        await this.fenceOld(node, fence);
         const names = this.namesAfter(node, target);
         await this.expectOk(
           node,
@@ -191,14 +194,14 @@ export class NodeOps {
     );
   }
 
-  complete(node: Node, target: Replica, fenceFirst: boolean, reason: string, _now: number): void {
+  complete(node: Node, target: Replica, fence: OldPrimary, reason: string): void {
     const started = performance.now();
     this.run(
       node.name,
       `recording ${addressOf(target)} as the primary`,
       async () => {
         this.o.log.warn({ node: node.name, primary: addressOf(target) }, reason);
-        await this.fenceOld(node, fenceFirst);
+        await this.fenceOld(node, fence);
         await this.finish(node, target, started, reason);
       },
       { failover: true },
@@ -206,8 +209,9 @@ export class NodeOps {
   }
 
   /** The old primary is stopped for good before anyone else may take writes. */
-  private async fenceOld(node: Node, fenceFirst: boolean): Promise<void> {
-    if (fenceFirst) {
+  private async fenceOld(node: Node, how: OldPrimary): Promise<void> {
+    if (how === 'fenced') return;
+    if (how === 'fence') {
       try {
         await this.expectOk(
           node,
