@@ -8,6 +8,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { tmpdir } from 'node:os';
+import { captureIo, main } from '@tessera/cli';
 import { ReplicaState } from '@tessera/proto';
 import {
   addr,
@@ -19,6 +21,14 @@ import {
 } from './testing/ha-cluster.js';
 
 let c: HaCluster;
+
+/** The `tessera` command line, in this process, against the cluster's coordinators. */
+async function tessera(...argv: string[]): Promise<string> {
+  const io = captureIo({}, tmpdir());
+  const code = await main([...argv, '--coordinator', c.coordinatorList()], io);
+  assert.equal(code, 0, `tessera ${argv.join(' ')}: ${io.stderr}`);
+  return io.stdout;
+}
 const trials: { inCatalogMs: number; flowMs: number }[] = [];
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 before(async () => {
@@ -109,9 +119,34 @@ test(
       'its agent keeps it fenced',
     );
 
-    // Rejoin: the former primary becomes a replica of the new one, then synchronous again.
-    const rejoined = await c.admin.rejoinNode({ name: 'd1' }, { deadlineMs: 120_000 });
-    assert.ok(rejoined.epoch > 0n);
+    // tessera status shows it: the new primary, the fenced former one, degraded, each agent's report.
+    const status = JSON.parse(await tessera('status', '--json')) as {
+      nodes: {
+        name: string;
+        address: string;
+        degraded: boolean;
+        replicas: { address: string; state: string }[];
+      }[];
+      agents: { node: string; address: string; role: string; fenced: boolean }[];
+    };
+    const d1 = status.nodes.find((x) => x.name === 'd1')!;
+    assert.equal(d1.address, first.newAddr);
+    assert.equal(d1.degraded, true);
+    assert.deepEqual(
+      d1.replicas.map((r) => [r.address, r.state]),
+      [[first.oldAddr, 'fenced']],
+    );
+    assert.deepEqual(
+      status.agents
+        .filter((a) => a.node === 'd1')
+        .map((a) => `${a.address} ${a.role} ${a.fenced}`)
+        .sort(),
+      [`${first.newAddr} primary false`, `${first.oldAddr} down true`].sort(),
+    );
+    assert.match(await tessera('status'), /DEGRADED: failed over to/);
+
+    // Rejoin (the CLI waits until it is synchronous again): a replica of the new primary.
+    assert.match(await tessera('nodes', 'rejoin', 'd1'), /is a synchronous replica of d1 again/);
     const back = await c.waitNode(
       (n) =>
         n.replicas.some((r) => addr(r) === first.oldAddr && r.state === ReplicaState.SYNC) &&
@@ -128,7 +163,7 @@ test(
     // And a second failover goes back to it; a third (after another rejoin) makes three trials.
     const second = await killPrimaryUnderLoad(t, 'failover 2');
     assert.equal(second.newAddr, first.oldAddr);
-    await c.admin.rejoinNode({ name: 'd1' }, { deadlineMs: 120_000 });
+    await tessera('nodes', 'rejoin', 'd1');
     await c.waitNode(
       (n) => hasSyncReplica(n) && !n.degraded,
       60_000,

@@ -60,6 +60,13 @@ export interface ClusterFile {
   routerMetricsPort: number;
   /** Set once the nodes are registered and the sample schema is loaded. */
   bootstrapped: boolean;
+  /** Every node has a synchronous streaming replica (absent in files from before replicas: none). */
+  replicas?: boolean;
+  /** The replicas' ports, by node. */
+  replicaPorts?: Record<LocalNodeName, number>;
+  /** The second (standby) coordinator. */
+  standbyCoordinatorPort?: number;
+  standbyCoordinatorMetricsPort?: number;
 }
 
 export interface ProcessRecord {
