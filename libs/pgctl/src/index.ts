@@ -3,6 +3,7 @@ export { findPgBinDir, serverOsUser, PgBinariesNotFound, type OsUser } from './b
 export {
   NODE_SETTINGS,
   TEST_SETTINGS,
+  STREAMING_SETTINGS,
   initDataDir,
   cloneDataDir,
   writeSettings,

@@ -4,7 +4,13 @@
 // once a standby has flushed it.
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { baseBackup, signalServer, standbyName, writeSettings } from '@tessera/pgctl';
+import {
+  STREAMING_SETTINGS,
+  baseBackup,
+  signalServer,
+  standbyName,
+  writeSettings,
+} from '@tessera/pgctl';
 import {
   newServerDir,
   serverHandle,
@@ -20,17 +26,10 @@ import {
  * report every second so lag and liveness are current.
  */
 export const REPLICATION_SETTINGS: Readonly<Record<string, string>> = {
-  wal_log_hints: 'on',
+  ...STREAMING_SETTINGS,
+  synchronous_commit: 'on',
   // pg_rewind needs it (the test template turns it off).
   full_page_writes: 'on',
-  // pg_rewind reads the former primary's WAL back to the last common checkpoint.
-  wal_keep_size: "'256MB'",
-  synchronous_commit: 'on',
-  wal_receiver_status_interval: '1s',
-  wal_sender_timeout: '10s',
-  hot_standby: 'on',
-  // A standby whose primary died retries streaming this often, and sees a promotion only then.
-  wal_retrieve_retry_interval: "'500ms'",
 };
 
 export interface ReplicaOptions {
