@@ -31,6 +31,8 @@ export interface AgentConfig {
   pgUrl: string;
   /** The instance's host:port as the catalog names it (default: host and port of pgUrl). */
   address: string;
+  /** The application_name this instance streams under as a standby ('' = not given). */
+  instanceName: string;
   /** The instance's data directory: needed to fence, start and rejoin it (native mode). */
   dataDir?: string | undefined;
   /** Directory of the Postgres binaries (default: found like the test kit does). */
@@ -70,6 +72,8 @@ Flags (each also read from the environment variable shown):
   --pg-url URL              TESSERA_PG_URL            superuser postgres:// URL of the instance (required)
   --address HOST:PORT       TESSERA_ADDRESS           the instance's address in the catalog
                                                       (default: host and port of --pg-url)
+  --name NAME               TESSERA_INSTANCE_NAME     the application_name it streams under as a
+                                                      standby (a former primary rejoins under it)
   --data-dir DIR            TESSERA_DATA_DIR          the instance's data directory (native mode:
                                                       needed to fence, start and rejoin it)
   --pg-bin DIR              TESSERA_PG_BIN            directory of pg_ctl, pg_rewind, pg_basebackup
@@ -101,6 +105,7 @@ type ValueKey =
   | 'node'
   | 'pgUrl'
   | 'address'
+  | 'instanceName'
   | 'dataDir'
   | 'pgBin'
   | 'pgLog'
@@ -124,6 +129,7 @@ const FLAGS: FlagTable<ValueKey> = {
   '--node': { env: 'TESSERA_NODE', key: 'node' },
   '--pg-url': { env: 'TESSERA_PG_URL', key: 'pgUrl' },
   '--address': { env: 'TESSERA_ADDRESS', key: 'address' },
+  '--name': { env: 'TESSERA_INSTANCE_NAME', key: 'instanceName' },
   '--data-dir': { env: 'TESSERA_DATA_DIR', key: 'dataDir' },
   '--pg-bin': { env: 'TESSERA_PG_BIN', key: 'pgBin' },
   '--pg-log': { env: 'TESSERA_PG_LOG', key: 'pgLog' },
@@ -224,6 +230,7 @@ function validate(raw: RawSettings<ValueKey>, env: NodeJS.ProcessEnv): AgentConf
     node,
     pgUrl,
     address,
+    instanceName: raw.get('instanceName') ?? '',
     dataDir,
     pgBin: optionalText(raw.get('pgBin')),
     pgLog: optionalText(raw.get('pgLog')),

@@ -11,7 +11,7 @@ import type { AgentConfig } from './config.js';
 import type { InstanceState } from './probe.js';
 
 export interface ReportFacts {
-  config: Pick<AgentConfig, 'node' | 'address' | 'mode'>;
+  config: Pick<AgentConfig, 'node' | 'address' | 'mode' | 'instanceName'>;
   seq: bigint;
   reachable: boolean;
   last: InstanceState | undefined;
@@ -70,5 +70,6 @@ export function buildReport(f: ReportFacts): AgentReport {
     ...(f.ha ? { ha: f.ha } : {}),
     leaseRemainingMs: BigInt(Math.max(0, Math.round(f.leaseRemainingMs ?? 0))),
     stoppedByLease: f.stoppedByLease,
+    instanceName: f.config.instanceName,
   });
 }

@@ -392,7 +392,12 @@ let nextId = 1;
  * `n` writers inserting unique ids into table `t` on d1's primary, autocommit. Each follows the
  * catalog: after an error it reconnects to whatever the catalog names as the primary now.
  */
-export function startWriters(cluster: HaCluster, n: number): Writers {
+/** Where writers find the primary now (HaCluster is one). */
+export interface PrimarySource {
+  primary(): Promise<{ url(): string; host: string; port: number }>;
+}
+
+export function startWriters(cluster: PrimarySource, n: number): Writers {
   const acked = new Set<number>();
   const errors: Writers['errors'] = [];
   const acks: Writers['acks'] = [];
@@ -443,7 +448,10 @@ export function startWriters(cluster: HaCluster, n: number): Writers {
 }
 
 /** Ids of `ids` missing from table t on `server`. */
-export async function missing(server: PgServer, ids: Iterable<number>): Promise<number[]> {
+export async function missing(
+  server: Pick<PgServer, 'query'>,
+  ids: Iterable<number>,
+): Promise<number[]> {
   const rows = await server.query<{ id: number }>('select id from t');
   const have = new Set(rows.map((r) => r.id));
   return [...ids].filter((id) => !have.has(id));
