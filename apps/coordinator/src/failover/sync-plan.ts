@@ -56,6 +56,9 @@ export function streaming(primary: AgentReport, name: string): StandbyStatus | u
 /** A standby that has not replied for this long is as good as gone. */
 export const STALL_MS = 10_000n;
 
+/** A standby name as synchronous_standby_names needs it (double-quoted unless a-z, 0-9, _). */
+const quoted = (name: string): string => (/^[a-z0-9_]+$/.test(name) ? name : `"${name}"`);
+
 export function desiredNames(
   node: Node,
   durability: DurabilityText,
@@ -63,10 +66,10 @@ export function desiredNames(
 ): string {
   const set = node.replicas.filter((r) => r.state === ReplicaState.SYNC).map((r) => r.name);
   if (adding && !set.includes(adding.name)) set.push(adding.name);
-  if (set.length > 0) return `FIRST ${set.length} (${set.join(', ')})`;
+  if (set.length > 0) return `FIRST ${set.length} (${set.map(quoted).join(', ')})`;
   // Required: with no synchronous replica, commits wait until any replica is back.
   const all = node.replicas.map((r) => r.name);
-  if (durability === 'required' && all.length > 0) return `FIRST 1 (${all.join(', ')})`;
+  if (durability === 'required' && all.length > 0) return `FIRST 1 (${all.map(quoted).join(', ')})`;
   return '';
 }
 

@@ -12,9 +12,9 @@ import { checkName, checkPort } from './names.js';
 /** The application_name a replica streams under: given, or derived from node and address. */
 export function replicaName(node: string, host: string, port: number, given = ''): string {
   if (given === '') return standbyName(node, host, port);
-  if (!/^[a-z0-9_]{1,63}$/.test(given))
+  if (!/^[a-z0-9_-]{1,63}$/.test(given))
     throw invalidArgument(
-      `replica name "${given}" must be 1 to 63 characters of a-z, 0-9 and _ (it is an application_name in synchronous_standby_names)`,
+      `replica name "${given}" must be 1 to 63 characters of a-z, 0-9, _ and - (it is an application_name in synchronous_standby_names)`,
     );
   return given;
 }
