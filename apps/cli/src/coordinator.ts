@@ -2,6 +2,7 @@
 // the commands call, and turning a failed call into the one sentence a person should read.
 import {
   AdminService,
+  AgentService,
   CatalogService,
   Code,
   JobService,
@@ -24,18 +25,26 @@ export interface Coordinator {
   admin: Client<typeof AdminService>;
   routers: Client<typeof RouterService>;
   jobs: Client<typeof JobService>;
+  agents: Client<typeof AgentService>;
   close(): void;
 }
 
 /**
- * --coordinator, else TESSERA_COORDINATOR, else the coordinator of the local cluster in
- * TESSERA_HOME or ./.tessera (its port may not be the default one), else 127.0.0.1:7400.
+ * --coordinator, else TESSERA_COORDINATOR, else the coordinators of the local cluster in
+ * TESSERA_HOME or ./.tessera (their ports may not be the default ones), else 127.0.0.1:7400. Any
+ * of them may be a comma-separated list: calls go to whichever coordinator is active.
  */
 export function coordinatorAddress(flag: string | undefined, io: Pick<Io, 'env' | 'cwd'>): string {
   if (flag) return flag;
   if (io.env.TESSERA_COORDINATOR) return io.env.TESSERA_COORDINATOR;
   const local = readClusterFile(layout(resolveDir(undefined, io.env, io.cwd)));
-  if (local) return `127.0.0.1:${local.coordinatorPort}`;
+  if (local)
+    return [
+      local.coordinatorPort,
+      ...(local.standbyCoordinatorPort ? [local.standbyCoordinatorPort] : []),
+    ]
+      .map((p) => `127.0.0.1:${p}`)
+      .join(',');
   return DEFAULT_COORDINATOR;
 }
 
@@ -46,16 +55,19 @@ export function connectCoordinator(address: string, token: string | undefined): 
   const admin = createClient(AdminService, address, shared);
   const routers = createClient(RouterService, address, shared);
   const jobs = createClient(JobService, address, shared);
+  const agents = createClient(AgentService, address, shared);
   return {
     address,
     catalog,
     admin,
     routers,
     jobs,
+    agents,
     close: () => {
       admin.close();
       routers.close();
       jobs.close();
+      agents.close();
       catalog.close();
     },
   };

@@ -11,9 +11,9 @@ export const JSON_FLAG: FlagSpec = {
 export const COORDINATOR_FLAGS = {
   coordinator: {
     type: 'string',
-    value: 'HOST:PORT',
+    value: 'HOST:PORT[,HOST:PORT]',
     description:
-      'coordinator address (env TESSERA_COORDINATOR; default: the local cluster, else 127.0.0.1:7400)',
+      'coordinator addresses; calls go to the active one (env TESSERA_COORDINATOR; default: the local cluster, else 127.0.0.1:7400)',
   },
   token: {
     type: 'string',

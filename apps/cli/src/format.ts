@@ -2,12 +2,17 @@
 // names (the same words the CLI accepts), aligned text tables, and JSON with int64s as strings.
 import { keyTypeName as sqlKeyTypeName } from '@tessera/keyspace';
 import {
+  Durability,
+  HaMode,
   KeyType,
   NodeRole,
   NodeState,
   RangeState,
+  ReplicaState,
   TableKind,
+  type AgentStatus,
   type Catalog,
+  type ClusterHealth,
   type Keyspace,
   type Node,
   type Range,
@@ -84,7 +89,62 @@ export function tableKindName(kind: TableKind): string {
   }
 }
 
+export function replicaStateName(state: ReplicaState): string {
+  switch (state) {
+    case ReplicaState.CATCHING_UP:
+      return 'catching up';
+    case ReplicaState.SYNC:
+      return 'sync';
+    case ReplicaState.FENCED:
+      return 'fenced';
+    case ReplicaState.REJOINING:
+      return 'rejoining';
+    case ReplicaState.UNSPECIFIED:
+      return 'unspecified';
+    default:
+      return assertNever(state);
+  }
+}
+
+export function haModeName(mode: HaMode): string {
+  switch (mode) {
+    case HaMode.UNSPECIFIED:
+    case HaMode.NATIVE:
+      return 'native';
+    case HaMode.PATRONI:
+      return 'patroni';
+    case HaMode.CNPG:
+      return 'cnpg';
+    default:
+      return assertNever(mode);
+  }
+}
+
+export const HA_MODE_CHOICES = 'native, patroni, cnpg';
+
+export function durabilityName(d: Durability): string {
+  switch (d) {
+    case Durability.REQUIRED:
+      return 'required';
+    case Durability.PREFERRED:
+      return 'preferred';
+    case Durability.UNSPECIFIED:
+      return 'unspecified';
+    default:
+      return assertNever(d);
+  }
+}
+
 // Plain views: what --json prints and what the human tables are drawn from.
+
+export interface ReplicaView {
+  address: string;
+  name: string;
+  /** sync (in the durable sync set), catching up, fenced (a former primary), rejoining. */
+  state: string;
+  /** As the primary's pg_stat_replication shows it (null when it does not stream). */
+  streaming: { state: string; syncState: string; flushLagBytes: bigint; replyAgeMs: bigint } | null;
+}
 
 export interface NodeView {
   name: string;
@@ -94,9 +154,23 @@ export interface NodeView {
   port: number;
   address: string;
   replica: string | null;
+  replicas: ReplicaView[];
+  ha: string;
+  failingOver: boolean;
+  degraded: boolean;
+  degradedReason: string | null;
+  /** From the coordinator's failover engine (null when it was not asked). */
+  durability: string | null;
+  leaseRemainingMs: bigint | null;
+  failover: string | null;
+  lastFailover: string | null;
 }
 
-export function nodeView(n: Node): NodeView {
+export function nodeView(n: Node, health?: ClusterHealth): NodeView {
+  const primary = health?.agents.find(
+    (a) => a.report?.node === n.name && a.report.address === `${n.host}:${n.port}`,
+  )?.report;
+  const h = health?.nodes.find((x) => x.node === n.name);
   return {
     name: n.name,
     role: roleName(n.role),
@@ -105,6 +179,66 @@ export function nodeView(n: Node): NodeView {
     port: n.port,
     address: `${n.host}:${n.port}`,
     replica: n.replicaHost ? `${n.replicaHost}:${n.replicaPort}` : null,
+    replicas: n.replicas.map((r) => {
+      const row = primary?.standbys.find((s) => s.applicationName === r.name);
+      return {
+        address: `${r.host}:${r.port}`,
+        name: r.name,
+        state: replicaStateName(r.state),
+        streaming: row
+          ? {
+              state: row.state,
+              syncState: row.syncState,
+              flushLagBytes: row.flushLagBytes,
+              replyAgeMs: row.replyAgeMs,
+            }
+          : null,
+      };
+    }),
+    ha: haModeName(n.haMode),
+    failingOver: n.failingOver,
+    degraded: n.degraded,
+    degradedReason: n.degraded ? n.degradedReason : null,
+    durability: h ? durabilityName(h.durability) : null,
+    leaseRemainingMs: h ? h.leaseRemainingMs : null,
+    failover: h && h.failover !== '' ? h.failover : null,
+    lastFailover: h && h.lastFailover !== '' ? h.lastFailover : null,
+  };
+}
+
+export interface AgentView {
+  node: string;
+  address: string;
+  /** primary, standby, or down (not reachable). */
+  role: string;
+  reachable: boolean;
+  fenced: boolean;
+  lsn: string;
+  lagBytes: bigint;
+  connections: number;
+  diskFreeBytes: bigint;
+  mode: string;
+  leaseRemainingMs: bigint;
+  error: string | null;
+  ageMs: bigint;
+}
+
+export function agentView(a: AgentStatus): AgentView {
+  const r = a.report;
+  return {
+    node: r?.node ?? '',
+    address: r?.address ?? '',
+    role: !r?.reachable ? 'down' : r.inRecovery ? 'standby' : 'primary',
+    reachable: r?.reachable ?? false,
+    fenced: r?.fenced ?? false,
+    lsn: r?.lsn ?? '',
+    lagBytes: r?.replicationLagBytes ?? 0n,
+    connections: r?.connections ?? 0,
+    diskFreeBytes: r?.diskFreeBytes ?? -1n,
+    mode: r?.mode ?? '',
+    leaseRemainingMs: r?.leaseRemainingMs ?? 0n,
+    error: r && r.error !== '' ? r.error : null,
+    ageMs: a.ageMs,
   };
 }
 
@@ -199,16 +333,25 @@ export interface StatusView {
   epoch: bigint;
   clusterUid: string;
   nodes: NodeView[];
+  /** Each agent's last report (empty when the coordinator could not be asked). */
+  agents: AgentView[];
   keyspaces: KeyspaceView[];
   tables: TableView[];
   routers: RouterView[];
 }
 
-export function statusView(c: Catalog, routers: readonly RouterInfo[]): StatusView {
+export function statusView(
+  c: Catalog,
+  routers: readonly RouterInfo[],
+  health?: ClusterHealth,
+): StatusView {
   return {
     epoch: c.epoch,
     clusterUid: c.clusterUid,
-    nodes: c.nodes.map(nodeView),
+    nodes: c.nodes.map((n) => nodeView(n, health)),
+    agents: (health?.agents ?? [])
+      .map(agentView)
+      .sort((a, b) => (a.node + a.address < b.node + b.address ? -1 : 1)),
     keyspaces: c.keyspaces.map((k) => keyspaceView(k, c.ranges)),
     tables: c.tables.map(tableView),
     routers: routers.map(routerView),
@@ -243,6 +386,65 @@ export function nodesTable(nodes: readonly NodeView[]): string {
     ['name', 'role', 'state', 'address', 'replica'],
     nodes.map((n) => [n.name, n.role, n.state, n.address, n.replica ?? '-']),
   );
+}
+
+/** Per node: who decides failovers, the primary, each replica's state and lag, degradation. */
+export function replicationTable(nodes: readonly NodeView[]): string {
+  const rows: string[][] = [];
+  for (const n of nodes) {
+    const flags = [
+      n.failingOver ? 'FAILING OVER' : '',
+      n.degraded ? `DEGRADED: ${n.degradedReason ?? ''}` : '',
+      n.failover ?? '',
+    ].filter((x) => x !== '');
+    const status = flags.join('; ') || (n.replicas.length === 0 ? 'no replica' : 'ok');
+    rows.push([n.name, n.ha, n.durability ?? '-', `${n.address} (primary)`, '-', '-', status]);
+    for (const r of n.replicas)
+      rows.push([
+        '',
+        '',
+        '',
+        r.address,
+        r.state,
+        r.streaming
+          ? `${r.streaming.state}/${r.streaming.syncState}, ${bytes(r.streaming.flushLagBytes)} behind`
+          : 'not streaming',
+        '',
+      ]);
+  }
+  if (rows.length === 0) return '(no nodes)\n';
+  return textTable(
+    ['node', 'ha', 'durability', 'instance', 'replica state', 'replication', 'status'],
+    rows,
+  );
+}
+
+/** Each agent's last report. */
+export function agentsTable(agents: readonly AgentView[]): string {
+  if (agents.length === 0) return '(no agent reports)\n';
+  return textTable(
+    ['node', 'instance', 'role', 'lsn', 'lag', 'conns', 'disk free', 'lease', 'report'],
+    agents.map((a) => [
+      a.node,
+      a.address,
+      `${a.role}${a.fenced ? ' (fenced)' : ''}${a.mode !== 'native' && a.mode !== '' ? ` [${a.mode}]` : ''}`,
+      a.lsn || '-',
+      bytes(a.lagBytes),
+      String(a.connections),
+      a.diskFreeBytes < 0n ? '-' : bytes(a.diskFreeBytes),
+      a.leaseRemainingMs > 0n ? `${(Number(a.leaseRemainingMs) / 1000).toFixed(1)}s` : '-',
+      `${ago(Number(a.ageMs))}${a.error ? ` (${a.error})` : ''}`,
+    ]),
+  );
+}
+
+export function bytes(n: bigint): string {
+  const v = Number(n);
+  if (v < 0) return '-';
+  if (v < 1024) return `${v} B`;
+  if (v < 1024 ** 2) return `${(v / 1024).toFixed(1)} kB`;
+  if (v < 1024 ** 3) return `${(v / 1024 ** 2).toFixed(1)} MB`;
+  return `${(v / 1024 ** 3).toFixed(1)} GB`;
 }
 
 export function keyspacesTable(keyspaces: readonly KeyspaceView[]): string {

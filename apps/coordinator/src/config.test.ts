@@ -29,6 +29,10 @@ test('defaults, environment, and flags that win over the environment', () => {
     routerLeaseMs: 10_000,
     routerStaleMs: 15_000,
     logLevel: undefined,
+    advertise: undefined,
+    leaseMs: 5_000,
+    leaseMarginMs: 1_000,
+    durability: 'preferred',
   });
   const defaults = parseConfig(['--catalog-url', URL_], {});
   assert.ok(
@@ -48,6 +52,10 @@ test('bad configuration is a ConfigError with one sentence', () => {
     [['--catalog-url', URL_, '--bogus'], {}, /unknown argument "--bogus"/],
     [['--catalog-url', URL_, '--listen', '0.0.0.0:7400'], {}, /TESSERA_ADMIN_TOKEN must be set/],
     [['--catalog-url'], {}, /needs a value/],
+    [['--catalog-url', 'postgresql://u@h:1,h:x/db'], {}, /"h:x" is not a host/],
+    [['--catalog-url', URL_, '--durability', 'strict'], {}, /required or preferred/],
+    [['--catalog-url', URL_, '--advertise', 'x'], {}, /--advertise "x"/],
+    [['--catalog-url', URL_, '--lease-ms', '10'], {}, /between 500 and/],
   ];
   for (const [argv, env, re] of bad) {
     assert.throws(
@@ -60,6 +68,16 @@ test('bad configuration is a ConfigError with one sentence', () => {
     TESSERA_ADMIN_TOKEN: 's3cret',
   });
   assert.ok(!off.help && off.config.adminToken === 's3cret');
+  const multi = parseConfig(
+    [
+      '--catalog-url',
+      'postgresql://u@127.0.0.1:5432,127.0.0.1:5433/tessera',
+      '--durability',
+      'required',
+    ],
+    {},
+  );
+  assert.ok(!multi.help && multi.config.durability === 'required');
 });
 
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));

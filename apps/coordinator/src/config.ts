@@ -1,6 +1,7 @@
 // The coordinator's configuration from flags and TESSERA_* environment variables (flags win).
 // Everything wrong with it becomes a ConfigError with one sentence; main.ts prints it and exits 2.
 import { isLoopback, parseAddress } from '@tessera/proto';
+import { parseCatalogUrl } from './leader/catalog-url.js';
 import {
   ConfigError,
   intSetting,
@@ -33,7 +34,20 @@ export interface CoordinatorConfig {
   routerStaleMs?: number | undefined;
   /** pino level; TESSERA_LOG_LEVEL or info when absent. */
   logLevel?: string | undefined;
+  /** The address clients reach this coordinator at (default: the bound listen address). */
+  advertise?: string | undefined;
+  /** A primary's lease, granted to its agent with every report. */
+  leaseMs?: number | undefined;
+  /** Waited beyond a lapsed lease before its replica is promoted (clock-rate and delivery slack). */
+  leaseMarginMs?: number | undefined;
+  /** What commits do while a node has no synchronous replica: wait, or go on alone (degraded). */
+  durability?: DurabilityText | undefined;
 }
+
+export type DurabilityText = 'required' | 'preferred';
+
+export const DEFAULT_LEASE_MS = 5_000;
+export const DEFAULT_LEASE_MARGIN_MS = 1_000;
 
 export const DEFAULT_RECOVERY_INTERVAL_MS = 2_000;
 export const DEFAULT_DECISION_RETENTION_MS = 3_600_000;
@@ -45,7 +59,9 @@ Owns the Tessera catalog and serves it over gRPC. Only one coordinator is active
 UNAVAILABLE until they take over.
 
 Flags (each also read from the environment variable shown):
-  --catalog-url URL         TESSERA_CATALOG_URL       postgres:// URL of the catalog database (required)
+  --catalog-url URL         TESSERA_CATALOG_URL       postgres:// URL of the catalog database (required);
+                                                      several servers as postgres://u@h1:p1,h2:p2/db
+                                                      (the home node's primary and replicas)
   --listen HOST:PORT        TESSERA_LISTEN            gRPC address (default 127.0.0.1:7400)
   --metrics-port PORT       TESSERA_METRICS_PORT      Prometheus /metrics port (default 7401, 0 = random)
                             TESSERA_ADMIN_TOKEN       bearer token for admin calls (required off loopback)
@@ -61,6 +77,15 @@ Flags (each also read from the environment variable shown):
   --router-lease-ms MS      TESSERA_ROUTER_LEASE_MS   router lease length (default 10000)
   --router-stale-ms MS      TESSERA_ROUTER_STALE_MS   a router without a lease is not waited for once
                                                       its heartbeat is this old (default 15000)
+  --advertise HOST:PORT     TESSERA_ADVERTISE         the address clients reach this coordinator at
+                                                      (default: the bound --listen address); a
+                                                      standby names the active one's to its callers
+  --lease-ms MS             TESSERA_LEASE_MS          a primary's lease (default 5000)
+  --lease-margin-ms MS      TESSERA_LEASE_MARGIN_MS   waited past a lapsed lease before promoting
+                                                      (default 1000)
+  --durability MODE         TESSERA_DURABILITY        without a synchronous replica, commits wait
+                                                      (required) or go on alone and the node is
+                                                      degraded, not failed over (preferred, default)
   --log-level LEVEL         TESSERA_LOG_LEVEL         trace, debug, info, warn, error (default info)
   --help                                              print this text
 `;
@@ -78,6 +103,10 @@ const FLAGS: FlagTable<SettingKey> = {
   '--router-lease-ms': { env: 'TESSERA_ROUTER_LEASE_MS', key: 'routerLeaseMs' },
   '--router-stale-ms': { env: 'TESSERA_ROUTER_STALE_MS', key: 'routerStaleMs' },
   '--log-level': { env: 'TESSERA_LOG_LEVEL', key: 'logLevel' },
+  '--advertise': { env: 'TESSERA_ADVERTISE', key: 'advertise' },
+  '--lease-ms': { env: 'TESSERA_LEASE_MS', key: 'leaseMs' },
+  '--lease-margin-ms': { env: 'TESSERA_LEASE_MARGIN_MS', key: 'leaseMarginMs' },
+  '--durability': { env: 'TESSERA_DURABILITY', key: 'durability' },
 };
 
 export type ParsedArgs = { help: true } | { help: false; config: CoordinatorConfig };
@@ -146,21 +175,50 @@ function validateConfig(
     routerLeaseMs: intSetting(raw, 'routerLeaseMs', '--router-lease-ms', 10_000, 1_000, 600_000),
     routerStaleMs: intSetting(raw, 'routerStaleMs', '--router-stale-ms', 15_000, 1_000, 3_600_000),
     logLevel: raw.get('logLevel'),
+    advertise: advertiseOf(raw.get('advertise')),
+    leaseMs: intSetting(raw, 'leaseMs', '--lease-ms', DEFAULT_LEASE_MS, 500, 600_000),
+    leaseMarginMs: intSetting(
+      raw,
+      'leaseMarginMs',
+      '--lease-margin-ms',
+      DEFAULT_LEASE_MARGIN_MS,
+      100,
+      600_000,
+    ),
+    durability: durabilityOf(raw.get('durability')),
   };
 }
 
-function checkPostgresUrl(url: string): void {
-  let parsed: URL;
+function advertiseOf(text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined;
   try {
-    parsed = new URL(url);
+    parseAddress(text);
   } catch {
-    throw new ConfigError(
-      `the catalog URL "${redact(url)}" is not a URL (expected postgres://user@host:port/db)`,
-    );
+    throw new ConfigError(`--advertise "${text}" is not of the form host:port`);
   }
-  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+  return text;
+}
+
+function durabilityOf(text: string | undefined): DurabilityText {
+  const d = text ?? 'preferred';
+  if (d !== 'required' && d !== 'preferred')
+    throw new ConfigError(`--durability must be required or preferred, not "${d}"`);
+  return d;
+}
+
+function checkPostgresUrl(url: string): void {
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];
+    if (scheme !== undefined)
+      throw new ConfigError(
+        `the catalog URL must start with postgres:// or postgresql://, not ${scheme}://`,
+      );
+  }
+  try {
+    parseCatalogUrl(url);
+  } catch (e) {
     throw new ConfigError(
-      `the catalog URL must start with postgres:// or postgresql://, not ${parsed.protocol}//`,
+      `the catalog URL "${redact(url)}" is not a URL (expected postgres://user@host:port/db): ${e instanceof Error ? e.message : String(e)}`,
     );
   }
 }

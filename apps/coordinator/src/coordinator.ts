@@ -9,6 +9,9 @@ import {
   AdminService,
   AgentService,
   CatalogService,
+  CoordinatorService,
+  NodeRole,
+  ReplicaState,
   JobService,
   RouterLeaseService,
   RouterService,
@@ -29,8 +32,16 @@ import {
 } from '@tessera/telemetry';
 import { Gauge } from 'prom-client';
 import { AgentReports } from './agent-reports.js';
+import { FailoverEngine } from './failover/engine.js';
+import { Leases } from './failover/leases.js';
+import { failoverMetrics } from './failover/metrics.js';
+import { coordinatorService } from './grpc/coordinator-service.js';
+import { parseCatalogUrl } from './leader/catalog-url.js';
+import { leaderPool } from './leader/leader-pool.js';
 import {
   DEFAULT_DECISION_RETENTION_MS,
+  DEFAULT_LEASE_MARGIN_MS,
+  DEFAULT_LEASE_MS,
   DEFAULT_RECOVERY_INTERVAL_MS,
   redact,
   type CoordinatorConfig,
@@ -51,13 +62,15 @@ import { InDoubtResolver, nodeAuthFromUrl } from './recovery/in-doubt.js';
 import { recoveryMetrics } from './recovery/metrics.js';
 import { startRecoveryLoop, type RecoveryLoop } from './recovery/recovery-loop.js';
 import { CatalogStore } from './store/catalog-store.js';
-import { createPool, withClient } from './store/db.js';
 import { JobStore } from './store/jobs.js';
 import { migrate } from './store/migrations.js';
 import { RouterLeases } from './store/router-leases.js';
 import { RouterStore } from './store/routers.js';
 import { TxnLog } from './store/txn-log.js';
 import { WatchHub } from './watch-hub.js';
+
+/** How long a coordinator that lost the catalog keeps its agents to fail the home node over. */
+const INTERIM_MS = 15_000;
 
 export interface StartOptions {
   /** Defaults to a JSON logger on stdout. */
@@ -110,15 +123,45 @@ export async function startCoordinator(
       this.set(hub.watcherCount);
     },
   });
+  const target = parseCatalogUrl(config.catalogUrl);
+  const lock = new LeaderLock({ target, pollMs: config.standbyPollMs, log });
+  const agents = new AgentReports(registry);
+  let advertised = config.advertise ?? '';
+  const onEpoch = (epoch: bigint): void => {
+    epochGauge.set(Number(epoch));
+  };
+  const engine = new FailoverEngine({
+    deps: {
+      term: () => {
+        if (!term) throw unavailable('this coordinator is a standby; call the active coordinator');
+        return term;
+      },
+      hub,
+      onEpoch,
+    },
+    agents,
+    leases: new Leases(
+      config.leaseMs ?? DEFAULT_LEASE_MS,
+      config.leaseMarginMs ?? DEFAULT_LEASE_MARGIN_MS,
+    ),
+    durability: config.durability ?? 'preferred',
+    log,
+    metrics: failoverMetrics(registry),
+    onHomeMoved: (hosts) => lock.setPreferred(hosts),
+  });
   const deps: ServiceDeps = {
     log,
     hub,
-    agents: new AgentReports(registry),
+    agents,
     term: () => {
       if (!term) throw unavailable('this coordinator is a standby; call the active coordinator');
       return term;
     },
-    onEpoch: (epoch) => epochGauge.set(Number(epoch)),
+    onEpoch,
+    engine,
+    self: () => advertised,
+    isActive: () => term !== undefined,
+    activeAddress: () => lock.activeAddress,
   };
 
   const server = new grpc.Server({
@@ -129,6 +172,8 @@ export async function startCoordinator(
   const serviceOpts: AddServiceOptions = {
     authorize: authorizer({
       isActive: () => term !== undefined,
+      activeAddress: () => lock.activeAddress,
+      acceptsAgents: () => engine.acceptsAgents(),
       requiredToken: isLoopback(host) ? undefined : config.adminToken,
     }),
     onCallEnd: (c) => calls.observe(c.service, c.method, c.code, c.seconds),
@@ -140,10 +185,12 @@ export async function startCoordinator(
   serve(server, TxnService, txnService(deps), log, serviceOpts);
   serve(server, AgentService, agentService(deps), log, serviceOpts);
   serve(server, RouterLeaseService, routerLeaseService(deps), log, serviceOpts);
+  serve(server, CoordinatorService, coordinatorService(deps), log, serviceOpts);
   addReflection(server, TESSERA_SERVICES);
 
   const port = await bind(server, config.listen);
   const address = formatAddress(host, port);
+  if (advertised === '') advertised = address;
   let metrics;
   try {
     metrics = await startMetricsServer(registry, { host, port: config.metricsPort });
@@ -157,6 +204,7 @@ export async function startCoordinator(
     {
       listen: address,
       metricsPort: metrics.port,
+      advertise: advertised,
       catalog: redact(config.catalogUrl),
       tokenRequired: !isLoopback(host),
     },
@@ -172,18 +220,26 @@ export async function startCoordinator(
   whenActive.catch(() => undefined); // a caller that never awaits it must not see an unhandled rejection
 
   const stopping = new AbortController();
-  const lock = new LeaderLock({ url: config.catalogUrl, pollMs: config.standbyPollMs, log });
   const where = { listen: address, metricsPort: metrics.port };
+  engine.start();
 
   let backoff = false;
   const runTerm = async (): Promise<void> => {
-    const pool = createPool(config.catalogUrl, {
-      onIdleError: (e) => log.warn({ err: e.message }, 'a catalog connection broke'),
-    });
+    // Every read and write of the term goes over the session holding the leader lock.
+    const pool = leaderPool(lock);
     let recovery: RecoveryLoop | undefined;
+    let lostLock = false;
     try {
-      const applied = await withClient(pool, migrate);
+      const applied = await lock.session(migrate);
       if (applied.length > 0) log.info({ versions: applied }, 'catalog schema migrated');
+      await lock.session((c) =>
+        c.query(
+          `insert into tessera.active_coordinator (singleton, address, since)
+           values (true, $1, clock_timestamp())
+           on conflict (singleton) do update set address = excluded.address, since = excluded.since`,
+          [advertised],
+        ),
+      );
       const store = new CatalogStore(pool, { leaderPid: () => lock.pid });
       const catalog = await store.read();
       // A catalog whose keyspaces are not each covered exactly once is refused loudly, never used.
@@ -200,7 +256,7 @@ export async function startCoordinator(
           return { clusterUid: c.clusterUid, nodes: c.nodes };
         },
         txns,
-        auth: nodeAuthFromUrl(config.catalogUrl),
+        auth: nodeAuthFromUrl(target.urlFor(target.hosts[0]!)),
         graceMs: config.recoveryGraceMs,
         log,
         metrics: recoveryStats,
@@ -219,12 +275,22 @@ export async function startCoordinator(
       hub.reset(catalog);
       epochGauge.set(Number(catalog.epoch));
       activeGauge.set(1);
+      const home = catalog.nodes.find((n) => n.role === NodeRole.HOME);
+      if (home)
+        lock.setPreferred([
+          `${home.host}:${home.port}`,
+          ...home.replicas
+            .filter((r) => r.state !== ReplicaState.FENCED)
+            .map((r) => `${r.host}:${r.port}`),
+        ]);
+      engine.setMode({ kind: 'active' });
       log.info(
         {
           role: 'active',
           ...where,
           epoch: catalog.epoch.toString(),
           clusterUid: catalog.clusterUid,
+          catalogServer: lock.host,
         },
         'coordinator is active',
       );
@@ -243,6 +309,7 @@ export async function startCoordinator(
       });
       const lost = await Promise.race([lock.lost(), stopped]);
       if (lost) {
+        lostLock = true;
         log.error(
           { err: lost.message, ...where },
           'lost the leader lock; stepping down to standby',
@@ -259,12 +326,17 @@ export async function startCoordinator(
         () => undefined,
       );
     } finally {
+      // The catalog may have gone with the home node's primary: for a while this coordinator
+      // keeps its agents, so it can fail the home node over and follow the catalog there.
+      const last = hub.current;
+      if (lostLock && last && !stopping.signal.aborted)
+        engine.setMode({ kind: 'interim', catalog: last, until: performance.now() + INTERIM_MS });
+      else engine.setMode({ kind: 'standby' });
       await recovery?.stop();
       term = undefined;
       activeGauge.set(0);
       hub.close();
       await lock.release();
-      await pool.end().catch(() => undefined);
     }
   };
 
@@ -290,6 +362,8 @@ export async function startCoordinator(
       stopping.abort();
       failActive(new Error('the coordinator stopped before it became active'));
       await loop;
+      engine.setMode({ kind: 'standby' });
+      await engine.stop();
       hub.close(unavailable('the coordinator is shutting down'));
       await shutdown(server);
       await metrics.close().catch(() => undefined);

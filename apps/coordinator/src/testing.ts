@@ -9,6 +9,7 @@ import {
   RouterService,
   TxnService,
   AgentService,
+  CoordinatorService,
   type Client,
 } from '@tessera/proto';
 import { createLogger, type Logger } from '@tessera/telemetry';
@@ -37,6 +38,7 @@ export interface Clients {
   txn: Client<typeof TxnService>;
   agent: Client<typeof AgentService>;
   routerLease: Client<typeof RouterLeaseService>;
+  coordinator: Client<typeof CoordinatorService>;
   close(): void;
 }
 
@@ -52,12 +54,14 @@ export function clientsFor(address: string, token?: string): Clients {
     txn: createClient(TxnService, address, shared),
     agent: createClient(AgentService, address, shared),
     routerLease: createClient(RouterLeaseService, address, shared),
+    coordinator: createClient(CoordinatorService, address, shared),
   };
   return { ...clients, close: () => catalog.close() };
 }
 
-export interface TestCoordinator extends Clients {
+export interface TestCoordinator extends Omit<Clients, 'coordinator'> {
   coordinator: RunningCoordinator;
+  coordinatorService: Client<typeof CoordinatorService>;
   stop(): Promise<void>;
 }
 
@@ -81,6 +85,7 @@ export async function startTestCoordinator(
   const clients = clientsFor(coordinator.address, overrides.adminToken);
   return {
     ...clients,
+    coordinatorService: clients.coordinator,
     coordinator,
     stop: async () => {
       clients.close();

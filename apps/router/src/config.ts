@@ -1,6 +1,6 @@
 // The router's configuration from flags and TESSERA_* environment variables (flags win).
 // Everything wrong with it becomes a ConfigError with one sentence; main.ts prints it and exits 2.
-import { parseAddress } from '@tessera/proto';
+import { parseAddress, parseAddressList } from '@tessera/proto';
 import {
   ConfigError,
   boolSetting,
@@ -17,7 +17,7 @@ export type AuthMode = 'trust' | 'scram';
 export interface RouterConfig {
   /** host:port clients connect to (port 0 = a free one). */
   listen: string;
-  /** host:port of the coordinator's gRPC server. */
+  /** host:port of the coordinator's gRPC server, or a comma-separated list (the active one is used). */
   coordinator: string;
   /** Port of the Prometheus endpoint (0 = a free one), bound on the listen host. */
   metricsPort: number;
@@ -64,7 +64,8 @@ owns its rows, by the catalog it watches on the coordinator.
 
 Flags (each also read from the environment variable shown):
   --listen HOST:PORT        TESSERA_LISTEN          client address (default 127.0.0.1:6432)
-  --coordinator HOST:PORT   TESSERA_COORDINATOR     coordinator gRPC address (default 127.0.0.1:7400)
+  --coordinator A[,B]       TESSERA_COORDINATOR     coordinator gRPC addresses; the active one is
+                                                    followed (default 127.0.0.1:7400)
   --metrics-port PORT       TESSERA_METRICS_PORT    Prometheus /metrics port (default 6433, 0 = random)
   --pool-size N             TESSERA_POOL_SIZE       backends per node, database and user (default 20)
   --pool-mode MODE          TESSERA_POOL_MODE       transaction (default) or session
@@ -138,7 +139,15 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Pa
 
 function validate(raw: RawSettings<ValueKey>, env: NodeJS.ProcessEnv): RouterConfig {
   const listen = address(raw.get('listen') ?? '127.0.0.1:6432', '--listen');
-  const coordinator = address(raw.get('coordinator') ?? '127.0.0.1:7400', '--coordinator');
+  const coordinatorText = raw.get('coordinator') ?? '127.0.0.1:7400';
+  let coordinator: string;
+  try {
+    coordinator = parseAddressList(coordinatorText).join(',');
+  } catch {
+    throw new ConfigError(
+      `--coordinator "${coordinatorText}" is not a comma-separated list of host:port addresses`,
+    );
+  }
   const poolMode = raw.get('poolMode') ?? 'transaction';
   if (poolMode !== 'transaction' && poolMode !== 'session') {
     throw new ConfigError(`--pool-mode must be transaction or session, not "${poolMode}"`);

@@ -3,6 +3,7 @@ export { findPgBinDir, serverOsUser, PgBinariesNotFound, type OsUser } from './b
 export {
   NODE_SETTINGS,
   TEST_SETTINGS,
+  STREAMING_SETTINGS,
   initDataDir,
   cloneDataDir,
   writeSettings,
@@ -16,3 +17,15 @@ export {
   type StopMode,
 } from './server.js';
 export { freePort } from './ports.js';
+export {
+  baseBackup,
+  rewind,
+  conninfo,
+  standbyName,
+  emptyDir,
+  serverProcesses,
+  signalServer,
+  ReplicationToolError,
+  type PrimaryConn,
+  type BaseBackupOptions,
+} from './replication.js';

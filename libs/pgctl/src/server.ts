@@ -28,6 +28,20 @@ export const NODE_SETTINGS: Readonly<Record<string, string>> = {
   max_slot_wal_keep_size: "'4GB'",
 };
 
+/**
+ * What a node with streaming replicas needs (set on the primary; base backups copy them): hints
+ * and kept WAL so pg_rewind can bring a former primary back, standbys that report every second and
+ * retry streaming every half second (a promotion is noticed only between retries).
+ */
+export const STREAMING_SETTINGS: Readonly<Record<string, string>> = {
+  wal_log_hints: 'on',
+  wal_keep_size: "'256MB'",
+  wal_receiver_status_interval: '1s',
+  wal_retrieve_retry_interval: "'500ms'",
+  wal_sender_timeout: '10s',
+  hot_standby: 'on',
+};
+
 /** Faster, non-durable settings for throwaway test servers. */
 export const TEST_SETTINGS: Readonly<Record<string, string>> = {
   fsync: 'off',

@@ -65,3 +65,19 @@ function badAddress(addr: string): Error {
     `"${addr}" is not an address of the form host:port (or [ipv6]:port) with a port 0..65535`,
   );
 }
+
+/**
+ * Parses a comma-separated list of `host:port` addresses (`--coordinator a:7400,b:7400`), each
+ * checked by parseAddress, duplicates dropped, order kept. Throws an Error naming the bad entry.
+ */
+export function parseAddressList(text: string): string[] {
+  const out: string[] = [];
+  for (const part of text.split(',')) {
+    const a = part.trim();
+    if (a === '') continue;
+    parseAddress(a);
+    if (!out.includes(a)) out.push(a);
+  }
+  if (out.length === 0) throw new Error(`"${text}" holds no address of the form host:port`);
+  return out;
+}

@@ -17,6 +17,12 @@ export {
   RouterInfoSchema,
   type RangeMove,
   RangeMoveSchema,
+  type Replica,
+  ReplicaSchema,
+  ReplicaState,
+  ReplicaStateSchema,
+  HaMode,
+  HaModeSchema,
   type Catalog,
   CatalogSchema,
   type GetCatalogRequest,
@@ -72,6 +78,10 @@ export {
   ReferenceTableRequestSchema,
   type DropTableRequest,
   DropTableRequestSchema,
+  type AddReplicaRequest,
+  AddReplicaRequestSchema,
+  type RejoinNodeRequest,
+  RejoinNodeRequestSchema,
   AdminService,
 } from './gen/tessera/v1/admin_pb.js';
 export {
@@ -153,6 +163,22 @@ export {
   AgentReportSchema,
   type AgentDirective,
   AgentDirectiveSchema,
+  type StandbyStatus,
+  StandbyStatusSchema,
+  type SlotStatus,
+  SlotStatusSchema,
+  type DirectiveResult,
+  DirectiveResultSchema,
+  type HaView,
+  HaViewSchema,
+  type GetHealthRequest,
+  GetHealthRequestSchema,
+  type AgentStatus,
+  AgentStatusSchema,
+  type NodeHealth,
+  NodeHealthSchema,
+  type ClusterHealth,
+  ClusterHealthSchema,
   JobState,
   JobStateSchema,
   Decision,
@@ -161,6 +187,16 @@ export {
   TxnService,
   AgentService,
 } from './gen/tessera/v1/ops_pb.js';
+export {
+  file_tessera_v1_ha,
+  Durability,
+  DurabilitySchema,
+  type GetActiveCoordinatorRequest,
+  GetActiveCoordinatorRequestSchema,
+  type ActiveCoordinator,
+  ActiveCoordinatorSchema,
+  CoordinatorService,
+} from './gen/tessera/v1/ha_pb.js';
 
 // --- protobuf-es helpers callers need with these messages ---
 export {
@@ -183,7 +219,14 @@ export type {
 
 // --- errors and addresses ---
 export { Code, RpcError, codeName, toRpcError } from './errors.js';
-export { parseAddress, formatAddress, isLoopback, type HostPort } from './address.js';
+export {
+  parseAddress,
+  parseAddressList,
+  formatAddress,
+  isLoopback,
+  type HostPort,
+} from './address.js';
+export { ACTIVE_COORDINATOR_KEY, STANDBY_KEY, activeHint, neverRan } from './endpoints.js';
 
 // --- serving ---
 export {

@@ -42,6 +42,7 @@ const SERVICES = [
   'tessera.v1.AdminService',
   'tessera.v1.AgentService',
   'tessera.v1.CatalogService',
+  'tessera.v1.CoordinatorService',
   'tessera.v1.JobService',
   'tessera.v1.RouterLeaseService',
   'tessera.v1.RouterService',

@@ -363,6 +363,7 @@ test('bidi: the client sends, half-closes, and reads every answer; clients can s
         }
         yield { action: 'bye' };
       },
+      getHealth: () => ({}),
     });
     addService(server, CatalogService, {
       getCatalog: () => ({ epoch: 5n }),

@@ -8,6 +8,7 @@ import {
   RouterLeaseService,
   TxnService,
 } from './gen/tessera/v1/ops_pb.js';
+import { CoordinatorService } from './gen/tessera/v1/ha_pb.js';
 
 export const TESSERA_SERVICES: readonly DescService[] = [
   CatalogService,
@@ -17,4 +18,5 @@ export const TESSERA_SERVICES: readonly DescService[] = [
   TxnService,
   AgentService,
   RouterLeaseService,
+  CoordinatorService,
 ];

@@ -5,3 +5,16 @@ export {
   type PgServer,
   type PostgresOptions,
 } from './postgres.js';
+export {
+  startReplica,
+  startReplicatedPostgres,
+  setSynchronousStandbys,
+  waitForStreaming,
+  pauseServer,
+  resumeServer,
+  REPLICATION_SETTINGS,
+  type ReplicaOptions,
+  type ReplicatedOptions,
+  type ReplicatedPostgres,
+  type StandbyServer,
+} from './replicas.js';

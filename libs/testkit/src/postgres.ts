@@ -158,35 +158,43 @@ let counter = 0;
 
 /** Starts a real Postgres server for a test. Always `dispose()` it (an exit hook is the backstop). */
 export async function startPostgres(opts: PostgresOptions = {}): Promise<PgServer> {
-  installExitHook();
-  sweepOrphans();
   const template = templateDir();
   const name = opts.name ?? `pg${counter}`;
-  const dir = join(ROOT, `${process.pid}-${counter++}-${name.replace(/[^a-zA-Z0-9_]/g, '')}`);
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  live.add(dir);
+  const dir = newServerDir(name);
   const dataDir = join(dir, 'data');
   const logFile = join(dir, 'postgres.log');
   const host = opts.host ?? '127.0.0.1';
-  const netns = opts.netns === undefined ? {} : { netns: opts.netns };
   cloneDataDir(template, dataDir, { listen_addresses: `'${host}'`, ...opts.settings });
   if (opts.hba && opts.hba.length > 0)
     appendFileSync(join(dataDir, 'pg_hba.conf'), `\n# tessera test kit\n${opts.hba.join('\n')}\n`);
+  const where = { port: opts.port, netns: opts.netns };
+  const port = await startOnFreePort(dataDir, logFile, where);
+  return serverHandle({ name, dir, dataDir, port, logFile, host, netns: opts.netns });
+}
+
+/**
+ * Starts the server of `dataDir` (logging to `logFile`) on `where.port`, or on a free port when
+ * none is given, inside network namespace `where.netns` if set; resolves with the port.
+ */
+export async function startOnFreePort(
+  dataDir: string,
+  logFile: string,
+  where: { port?: number | undefined; netns?: string | undefined } = {},
+): Promise<number> {
   writeFileSync(logFile, '');
   const user = serverOsUser();
   if (user) execFileSync('chown', [`${user.uid}:${user.gid}`, logFile]);
-
-  let port = 0;
+  const netns = where.netns === undefined ? {} : { netns: where.netns };
   for (let attempt = 0; ; attempt++) {
-    port = opts.port ?? (await freePort());
+    const port = where.port ?? (await freePort());
     try {
       await startServer(dataDir, { port, logFile, ...netns });
-      break;
+      return port;
     } catch (e) {
       // Another process may have taken the port between freePort() and bind; try another.
       const log = readFileSync(logFile, 'utf8');
       if (
-        opts.port === undefined &&
+        where.port === undefined &&
         attempt < 5 &&
         /could not bind|Address already in use/.test(log)
       )
@@ -194,7 +202,36 @@ export async function startPostgres(opts: PostgresOptions = {}): Promise<PgServe
       throw e;
     }
   }
+}
 
+/** Where one throwaway server lives: its directory (removed by dispose), data, address and log. */
+export interface ServerPlace {
+  name: string;
+  dir: string;
+  dataDir: string;
+  port: number;
+  logFile: string;
+  /** Listen address; 127.0.0.1 unless given. */
+  host?: string | undefined;
+  /** Network namespace the server runs in, if any. */
+  netns?: string | undefined;
+}
+
+/** A new directory under the kit's root for a server named `name`, registered for cleanup. */
+export function newServerDir(name: string): string {
+  installExitHook();
+  sweepOrphans();
+  const dir = join(ROOT, `${process.pid}-${counter++}-${name.replace(/[^a-zA-Z0-9_]/g, '')}`);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  live.add(dir);
+  return dir;
+}
+
+/** The PgServer for a server already running at `place` (dispose stops it and removes `dir`). */
+export function serverHandle(place: ServerPlace): PgServer {
+  const { name, dir, dataDir, port, logFile } = place;
+  const host = place.host ?? '127.0.0.1';
+  const netns = place.netns === undefined ? {} : { netns: place.netns };
   const url = (database = 'postgres', user = 'postgres') =>
     `postgresql://${user}@${host}:${port}/${database}`;
   const server: PgServer = {

@@ -10,19 +10,32 @@ import { layout, readClusterFile, resolveDir } from '../local/layout.js';
 export const localCommands: Command[] = [
   {
     path: ['up'],
-    summary: 'start a local cluster (home node, two data nodes, coordinator, sample schema)',
-    usage: ['up [--dir DIR] [--foreground]'],
+    summary:
+      'start a local cluster (home node, two data nodes, each with a synchronous replica; sample schema)',
+    usage: ['up [--dir DIR] [--foreground] [--no-replicas]'],
     description:
-      'Initialises three Postgres servers from the local binaries under DIR on the first run\n' +
-      '(ports 15432-15434 when free), starts them and the Tessera services under a supervisor that\n' +
-      'restarts what dies, and loads a sample multi-tenant schema into database `app` (role app,\n' +
-      'password app). Running it again reuses the data; if the cluster runs, it prints how to connect.',
-    examples: ['tessera up', 'tessera up --dir /tmp/tessera', 'npm start'],
+      'Initialises three Postgres nodes from the local binaries under DIR on the first run (ports\n' +
+      '15432-15434 when free), each with a synchronous streaming replica (pg_basebackup -R, ports\n' +
+      '15442-15444), and starts them with two coordinators (active and standby), the router and an\n' +
+      'agent per Postgres instance under a supervisor that restarts what dies; a primary that dies\n' +
+      'is failed over to its replica. It loads a sample multi-tenant schema into database `app`\n' +
+      '(role app, password app). --no-replicas makes the lighter cluster of the three servers and\n' +
+      'one coordinator. Running it again reuses the data; if the cluster runs, it prints how to connect.',
+    examples: [
+      'tessera up',
+      'tessera up --no-replicas',
+      'tessera up --dir /tmp/tessera',
+      'npm start',
+    ],
     flags: {
       dir: DIR_FLAG,
       foreground: {
         type: 'boolean',
         description: 'supervise in this process and stop everything on Ctrl-C',
+      },
+      'no-replicas': {
+        type: 'boolean',
+        description: 'no replicas and one coordinator (a new cluster only)',
       },
     },
     positionals: { min: 0, max: 0 },
@@ -31,6 +44,7 @@ export const localCommands: Command[] = [
       (await import('../local/up.js')).up({
         dir: resolveDir(stringFlag(args, 'dir'), io.env, io.cwd),
         foreground: boolFlag(args, 'foreground'),
+        noReplicas: boolFlag(args, 'no-replicas'),
         io,
       }),
   },

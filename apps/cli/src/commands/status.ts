@@ -3,10 +3,13 @@
 import type { Command } from '../command.js';
 import { JSON_FLAG } from '../flags.js';
 import { boolFlag } from '../args.js';
+import type { ClusterHealth } from '@tessera/proto';
 import {
+  agentsTable,
   keyspacesTable,
   nodesTable,
   rangesTable,
+  replicationTable,
   routersTable,
   statusView,
   tablesTable,
@@ -16,7 +19,8 @@ import {
 export const statusCommands: Command[] = [
   {
     path: ['status'],
-    summary: 'show the cluster: nodes, keyspaces and their ranges, tables, routers',
+    summary:
+      'show the cluster: nodes with their replicas and agents, keyspaces and their ranges, tables, routers',
     usage: ['status [--json]'],
     examples: ['tessera status', "tessera status --json | jq '.nodes[] | .address'"],
     flags: { json: JSON_FLAG },
@@ -24,11 +28,13 @@ export const statusCommands: Command[] = [
     usesCoordinator: true,
     async run({ args, io, coordinator }) {
       const c = coordinator();
-      const [catalog, routers] = await Promise.all([
+      const [catalog, routers, health] = await Promise.all([
         c.catalog.getCatalog({}),
         c.routers.listRouters({}),
+        // An older coordinator without AgentService.GetHealth: the rest still shows.
+        c.agents.getHealth({}).catch((): ClusterHealth | undefined => undefined),
       ]);
-      const view = statusView(catalog, routers.routers);
+      const view = statusView(catalog, routers.routers, health);
       if (boolFlag(args, 'json')) {
         io.out(toJson(view));
         return 0;
@@ -38,6 +44,8 @@ export const statusCommands: Command[] = [
         [
           `cluster ${view.clusterUid || '(unnamed)'}   epoch ${view.epoch}   coordinator ${c.address}\n`,
           `Nodes\n${nodesTable(view.nodes)}`,
+          `Replication\n${replicationTable(view.nodes)}`,
+          `Agents\n${agentsTable(view.agents)}`,
           `Keyspaces\n${keyspacesTable(view.keyspaces)}`,
           `Ranges\n${rangesTable(ranges)}`,
           `Tables\n${tablesTable(view.tables)}`,

@@ -45,11 +45,14 @@ async function registerNodes(coord: Coordinator, cluster: ClusterFile): Promise<
   const catalog = await coord.catalog.getCatalog({});
   for (const n of LOCAL_NODES) {
     if (catalog.nodes.some((x) => x.name === n.name)) continue;
+    const replicaPort = cluster.replicas ? cluster.replicaPorts?.[n.name] : undefined;
     await coord.admin.addNode({
       name: n.name,
       host: '127.0.0.1',
       port: cluster.nodePorts[n.name],
       role: n.role === 'home' ? NodeRole.HOME : NodeRole.DATA,
+      // Its name (application_name) is the one the catalog derives, as the base backup used.
+      ...(replicaPort !== undefined ? { replicaHost: '127.0.0.1', replicaPort } : {}),
     });
   }
 }

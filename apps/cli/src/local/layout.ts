@@ -13,6 +13,34 @@ export const LOCAL_NODES = [
 
 export type LocalNodeName = (typeof LOCAL_NODES)[number]['name'];
 
+/** A Postgres instance of the local cluster: a node's first server, or its replica. */
+export interface LocalInstance {
+  node: LocalNodeName;
+  /** The data directory's name under nodes/ (and the instance's name in logs and state.json). */
+  dir: string;
+  replica: boolean;
+  port: number;
+}
+
+/** The instances of a cluster: each node's first server, then (with replicas) its replica. */
+export function localInstances(c: ClusterFile): LocalInstance[] {
+  const out: LocalInstance[] = LOCAL_NODES.map((n) => ({
+    node: n.name,
+    dir: n.name,
+    replica: false,
+    port: c.nodePorts[n.name],
+  }));
+  if (c.replicas && c.replicaPorts)
+    for (const n of LOCAL_NODES)
+      out.push({
+        node: n.name,
+        dir: `${n.name}-replica`,
+        replica: true,
+        port: c.replicaPorts[n.name],
+      });
+  return out;
+}
+
 /** The database on the home node that holds the coordinator's catalog. */
 export const CATALOG_DATABASE = 'tessera';
 
@@ -62,6 +90,13 @@ export interface ClusterFile {
   moverMetricsPort?: number;
   /** Set once the nodes are registered and the sample schema is loaded. */
   bootstrapped: boolean;
+  /** Every node has a synchronous streaming replica (absent in files from before replicas: none). */
+  replicas?: boolean;
+  /** The replicas' ports, by node. */
+  replicaPorts?: Record<LocalNodeName, number>;
+  /** The second (standby) coordinator. */
+  standbyCoordinatorPort?: number;
+  standbyCoordinatorMetricsPort?: number;
 }
 
 export interface ProcessRecord {

@@ -4,17 +4,23 @@ import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import {
+  STREAMING_SETTINGS,
+  baseBackup,
   cloneDataDir,
   initDataDir,
   isAlive,
   readPostmasterPid,
   serverOsUser,
+  standbyName,
   startServer,
   stopServer,
   type OsUser,
 } from '@tessera/pgctl';
 import { CliError } from '../errors.js';
-import { CATALOG_DATABASE, LOCAL_NODES, type Layout } from './layout.js';
+import { CATALOG_DATABASE, LOCAL_NODES, type LocalInstance, type Layout } from './layout.js';
+
+/** Written into a data directory by its agent when it fences a former primary (apps/agent). */
+const FENCE_MARKER = 'tessera-fenced';
 
 /** Log file of a node's server, beside the services' logs. */
 export const nodeLogName = (node: string): string => `postgres-${node}`;
@@ -54,7 +60,7 @@ const hasData = (dataDir: string): boolean => existsSync(join(dataDir, 'PG_VERSI
  * are copies of it made before it ever starts (a copy is much faster than another initdb).
  * Returns the names of the nodes it created.
  */
-export function initNodes(l: Layout, binDir: string): string[] {
+export function initNodes(l: Layout, binDir: string, replicated = false): string[] {
   mkdirSync(l.nodesDir, { recursive: true, mode: 0o755 });
   const missing = LOCAL_NODES.filter((n) => !hasData(l.nodeDataDir(n.name)));
   let template: string | undefined;
@@ -64,11 +70,45 @@ export function initNodes(l: Layout, binDir: string): string[] {
     rmSync(dataDir, { recursive: true, force: true });
     if (template) cloneDataDir(template, dataDir);
     else {
-      initDataDir(dataDir, { binDir });
+      // With replicas: what streaming, pg_rewind and quick promotions need (copied by base backups).
+      initDataDir(dataDir, {
+        binDir,
+        ...(replicated ? { settings: { ...STREAMING_SETTINGS } } : {}),
+      });
       template = dataDir;
     }
   }
   return missing.map((n) => n.name);
+}
+
+/**
+ * Makes the replica of `inst.node` that does not exist yet: a base backup (pg_basebackup -R) of
+ * the node's first server, streaming under the application_name the catalog derives for it.
+ * Returns false when it existed already.
+ */
+export async function createReplica(
+  l: Layout,
+  inst: LocalInstance,
+  primaryPort: number,
+  binDir: string,
+): Promise<boolean> {
+  const dataDir = l.nodeDataDir(inst.dir);
+  if (hasData(dataDir)) return false;
+  await baseBackup(
+    {
+      host: '127.0.0.1',
+      port: primaryPort,
+      applicationName: standbyName(inst.node, '127.0.0.1', inst.port),
+    },
+    dataDir,
+    { binDir },
+  );
+  return true;
+}
+
+/** A former primary its agent fenced: it stays down until `tessera nodes rejoin`. */
+export function isFenced(l: Layout, name: string): boolean {
+  return existsSync(join(l.nodeDataDir(name), FENCE_MARKER));
 }
 
 /** Whether the node's server is running, and its pid if so. */
@@ -94,11 +134,10 @@ export async function startNode(
   });
 }
 
-/** Fast shutdown of every node that runs (in parallel); resolves when they are gone. */
+/** Fast shutdown of every instance that runs (in parallel); resolves when they are gone. */
 export async function stopNodes(l: Layout): Promise<string[]> {
-  const running = LOCAL_NODES.filter((n) => runningNodePid(l, n.name) !== undefined).map(
-    (n) => n.name,
-  );
+  const names = LOCAL_NODES.flatMap((n) => [n.name, `${n.name}-replica`]);
+  const running = names.filter((name) => runningNodePid(l, name) !== undefined);
   await Promise.all(running.map((name) => stopServer(l.nodeDataDir(name), 'fast', 20_000)));
   return running;
 }
@@ -122,10 +161,27 @@ export async function withNode<T>(
   }
 }
 
-/** Creates the coordinator's catalog database on the home node if it is not there yet. */
-export async function ensureCatalogDatabase(homePort: number): Promise<void> {
-  await withNode(homePort, 'postgres', async (c) => {
-    const found = await c.query('select 1 from pg_database where datname = $1', [CATALOG_DATABASE]);
-    if (found.rowCount === 0) await c.query(`create database ${CATALOG_DATABASE}`);
-  });
+/**
+ * Creates the coordinator's catalog database on the home node if it is not there yet, on
+ * whichever of its servers is the primary (after a failover it is the replica's).
+ */
+export async function ensureCatalogDatabase(homePorts: readonly number[]): Promise<void> {
+  let last: unknown;
+  for (const port of homePorts) {
+    try {
+      const done = await withNode(port, 'postgres', async (c) => {
+        const { rows } = await c.query<{ r: boolean }>('select pg_is_in_recovery() as r');
+        if (rows[0]?.r) return false;
+        const found = await c.query('select 1 from pg_database where datname = $1', [
+          CATALOG_DATABASE,
+        ]);
+        if (found.rowCount === 0) await c.query(`create database ${CATALOG_DATABASE}`);
+        return true;
+      });
+      if (done) return;
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw last instanceof Error ? last : new Error('no server of the home node is a running primary');
 }

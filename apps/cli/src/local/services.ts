@@ -1,17 +1,26 @@
-// The Tessera services the local cluster runs besides Postgres: one table entry per service.
-// Adding the agents later is one more entry here (agents: one per node).
+// The Tessera services the local cluster runs besides Postgres: one table entry per service. Two
+// coordinators (active and standby), the router, the mover, and an agent per Postgres instance.
 import pg from 'pg';
 import { CatalogService, createClient } from '@tessera/proto';
 import { appEntry } from '../paths.js';
 import { superuserUrl } from './postgres-nodes.js';
-import { CATALOG_DATABASE, type ClusterFile } from './layout.js';
+import {
+  CATALOG_DATABASE,
+  LOCAL_NODES,
+  localInstances,
+  type ClusterFile,
+  type Layout,
+  type LocalInstance,
+} from './layout.js';
 
 export interface ServiceSpec {
   /** Also the name of its log file, D/logs/<name>.log. */
   name: string;
   /** How to run it (node arguments), or undefined when it is not part of this build. */
   entry(): { args: string[] } | undefined;
-  args(c: ClusterFile): string[];
+  args(c: ClusterFile, l: Layout): string[];
+  /** Whether this cluster runs it (default: always). */
+  enabled?(c: ClusterFile): boolean;
   /** Ports it listens on, by purpose, for state.json and the printed summary. */
   ports(c: ClusterFile): Record<string, number>;
   /** Resolves true once it serves its clients. */
@@ -21,22 +30,89 @@ export interface ServiceSpec {
 }
 
 export const coordinatorAddressOf = (c: ClusterFile): string => `127.0.0.1:${c.coordinatorPort}`;
+/** Every coordinator, comma-separated: what clients are given, so they follow the active one. */
+export const coordinatorListOf = (c: ClusterFile): string =>
+  [c.coordinatorPort, ...(c.standbyCoordinatorPort ? [c.standbyCoordinatorPort] : [])]
+    .map((p) => `127.0.0.1:${p}`)
+    .join(',');
+/** The catalog on the home node: its primary and, with replicas, its replica (it follows failovers). */
+export const catalogUrlOf = (c: ClusterFile): string => {
+  const hosts = localInstances(c)
+    .filter((i) => i.node === 'home')
+    .map((i) => `127.0.0.1:${i.port}`);
+  return `postgresql://postgres@${hosts.join(',')}/${CATALOG_DATABASE}`;
+};
+
+const coordinatorArgs = (c: ClusterFile, port: number, metricsPort: number): string[] => [
+  '--catalog-url',
+  catalogUrlOf(c),
+  '--listen',
+  `127.0.0.1:${port}`,
+  '--metrics-port',
+  String(metricsPort),
+];
+
+/** An agent for one instance: found by the catalog by its address, fencing it by its data directory. */
+function agentSpec(node: string, replica: boolean): ServiceSpec {
+  const instance = (c: ClusterFile): LocalInstance | undefined =>
+    localInstances(c).find((i) => i.node === node && i.replica === replica);
+  return {
+    name: `agent-${node}${replica ? '-replica' : ''}`,
+    entry: () => appEntry('agent', 'tessera-agent'),
+    enabled: (c) => instance(c) !== undefined,
+    args: (c, l) => {
+      const i = instance(c)!;
+      return [
+        '--coordinator',
+        coordinatorListOf(c),
+        '--node',
+        node,
+        '--pg-url',
+        superuserUrl(i.port),
+        '--address',
+        `127.0.0.1:${i.port}`,
+        '--data-dir',
+        l.nodeDataDir(i.dir),
+        '--pg-log',
+        l.logFile(`postgres-${i.dir}`),
+        '--metrics-port',
+        '0',
+      ];
+    },
+    ports: () => ({}),
+    ready: async () => true,
+    absentNote: 'the agent is not part of this build: no failover',
+  };
+}
+
+export const AGENT_SERVICES: readonly ServiceSpec[] = LOCAL_NODES.flatMap((n) => [
+  agentSpec(n.name, false),
+  agentSpec(n.name, true),
+]);
 export const routerAddressOf = (c: ClusterFile): string => `127.0.0.1:${c.routerPort}`;
 
 export const SERVICES: readonly ServiceSpec[] = [
   {
     name: 'coordinator',
     entry: () => appEntry('coordinator', 'tessera-coordinator'),
-    args: (c) => [
-      '--catalog-url',
-      superuserUrl(c.nodePorts.home, CATALOG_DATABASE),
-      '--listen',
-      coordinatorAddressOf(c),
-      '--metrics-port',
-      String(c.coordinatorMetricsPort),
-    ],
+    args: (c) => coordinatorArgs(c, c.coordinatorPort, c.coordinatorMetricsPort),
     ports: (c) => ({ grpc: c.coordinatorPort, metrics: c.coordinatorMetricsPort }),
     ready: (c) => coordinatorAnswers(coordinatorAddressOf(c)),
+    absentNote: 'the coordinator is not part of this build',
+  },
+  {
+    // The standby: it takes over when the active one dies; every client is given both.
+    name: 'coordinator-2',
+    entry: () => appEntry('coordinator', 'tessera-coordinator'),
+    enabled: (c) => c.standbyCoordinatorPort !== undefined,
+    args: (c) =>
+      coordinatorArgs(c, c.standbyCoordinatorPort ?? 0, c.standbyCoordinatorMetricsPort ?? 0),
+    ports: (c) => ({
+      grpc: c.standbyCoordinatorPort ?? 0,
+      metrics: c.standbyCoordinatorMetricsPort ?? 0,
+    }),
+    // A standby answers by sending the call on to the active one.
+    ready: (c) => coordinatorAnswers(`127.0.0.1:${c.standbyCoordinatorPort ?? 0}`),
     absentNote: 'the coordinator is not part of this build',
   },
   {
@@ -47,7 +123,7 @@ export const SERVICES: readonly ServiceSpec[] = [
       '--listen',
       routerAddressOf(c),
       '--coordinator',
-      coordinatorAddressOf(c),
+      coordinatorListOf(c),
       '--metrics-port',
       String(c.routerMetricsPort),
     ],
@@ -74,6 +150,7 @@ export const SERVICES: readonly ServiceSpec[] = [
     absentNote:
       'the mover is not part of this build: moves, rebalance and node additions stay queued',
   },
+  ...AGENT_SERVICES,
 ];
 
 /** True when GetCatalog succeeds (a standby coordinator answers UNAVAILABLE: not ready). */

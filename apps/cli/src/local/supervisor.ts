@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { APPS_DIR } from '../paths.js';
 import {
-  LOCAL_NODES,
+  localInstances,
   readStateFile,
   writeStateFile,
   type ClusterFile,
@@ -13,7 +13,14 @@ import {
   type ServiceState,
   type StateFile,
 } from './layout.js';
-import { ensureCatalogDatabase, runningNodePid, startNode, stopNodes } from './postgres-nodes.js';
+import {
+  createReplica,
+  ensureCatalogDatabase,
+  isFenced,
+  runningNodePid,
+  startNode,
+  stopNodes,
+} from './postgres-nodes.js';
 import { childEnv, isSameProcess, killGroup, recordOf, waitForExit } from './processes.js';
 import { SERVICES, type ServiceSpec } from './services.js';
 
@@ -51,7 +58,7 @@ class ServiceRunner {
     this.restartTimer = undefined;
     const { layout: l, cluster } = this.sup;
     const out = openSync(l.logFile(this.spec.name), 'a');
-    const child = spawn(process.execPath, [...this.entryArgs, ...this.spec.args(cluster)], {
+    const child = spawn(process.execPath, [...this.entryArgs, ...this.spec.args(cluster, l)], {
       cwd: APPS_DIR,
       env: serviceEnv(l),
       stdio: ['ignore', out, out],
@@ -112,34 +119,57 @@ export class Supervisor {
     readonly log: Log,
   ) {}
 
-  /** Starts nodes, the catalog database, then every service of this build. */
+  /**
+   * Starts the nodes' servers, the catalog database, the replicas (made by a base backup the first
+   * time), then every service of this build. A former primary its agent fenced stays down.
+   */
   async start(): Promise<void> {
     writeFileSync(this.layout.pidFile, `${process.pid}\n`);
     this.endLeftovers();
-    await Promise.all(
-      LOCAL_NODES.map(async (n) => {
-        const port = this.cluster.nodePorts[n.name];
-        const adopted = runningNodePid(this.layout, n.name);
-        const pid = await startNode(this.layout, n.name, port, this.binDir);
-        this.nodePids.set(n.name, pid);
+    const instances = localInstances(this.cluster);
+    const startOne = async (dir: string, port: number): Promise<void> => {
+      if (isFenced(this.layout, dir)) {
         this.log(
-          `node ${n.name} ${adopted ? 'already running' : 'started'} on port ${port} (pid ${pid})`,
+          `${dir} is a fenced former primary: left stopped (tessera nodes rejoin brings it back)`,
         );
-      }),
+        return;
+      }
+      const adopted = runningNodePid(this.layout, dir);
+      const pid = await startNode(this.layout, dir, port, this.binDir);
+      this.nodePids.set(dir, pid);
+      this.log(
+        `node ${dir} ${adopted ? 'already running' : 'started'} on port ${port} (pid ${pid})`,
+      );
+    };
+    await Promise.all(instances.filter((i) => !i.replica).map((i) => startOne(i.dir, i.port)));
+    await ensureCatalogDatabase(instances.filter((i) => i.node === 'home').map((i) => i.port));
+    await Promise.all(
+      instances
+        .filter((i) => i.replica)
+        .map(async (i) => {
+          const primaryPort = this.cluster.nodePorts[i.node];
+          if (await createReplica(this.layout, i, primaryPort, this.binDir))
+            this.log(`made ${i.dir} a streaming replica of ${i.node} (pg_basebackup -R)`);
+          await startOne(i.dir, i.port);
+        }),
     );
-    await ensureCatalogDatabase(this.cluster.nodePorts.home);
+    let agents = false;
     for (const spec of SERVICES) {
       if (this.stopping) return;
+      if (spec.enabled && !spec.enabled(this.cluster)) continue;
       const entry = spec.entry();
       if (!entry) {
         this.log(`${spec.name}: ${spec.absentNote}`);
         continue;
       }
+      if (spec.name.startsWith('agent-')) agents = true;
       const runner = new ServiceRunner(spec, entry.args, this);
       this.runners.push(runner);
       runner.start();
     }
-    this.watchdog = setInterval(() => void this.checkNodes(), 1_000);
+    // With agents, they restart standbys and the coordinator decides about primaries (a former
+    // primary must stay down): the supervisor restarts servers only when there are no agents.
+    if (!agents) this.watchdog = setInterval(() => void this.checkNodes(), 1_000);
     this.saveState();
   }
 
@@ -166,7 +196,8 @@ export class Supervisor {
 
   /** A node whose server died is started again, with the same backoff as services. */
   private async checkNodes(): Promise<void> {
-    for (const n of LOCAL_NODES) {
+    for (const inst of localInstances(this.cluster)) {
+      const n = { name: inst.dir, port: inst.port };
       if (this.stopping || this.nodeRestarting.has(n.name)) continue;
       if (runningNodePid(this.layout, n.name) !== undefined) continue;
       this.nodeRestarting.add(n.name);
@@ -176,7 +207,7 @@ export class Supervisor {
       this.log(`node ${n.name} is not running; starting it again in ${delay / 1000} s`);
       setTimeout(() => {
         if (this.stopping) return this.nodeRestarting.delete(n.name);
-        startNode(this.layout, n.name, this.cluster.nodePorts[n.name], this.binDir)
+        startNode(this.layout, n.name, n.port, this.binDir)
           .then((pid) => {
             this.nodePids.set(n.name, pid);
             this.log(`node ${n.name} started again (pid ${pid})`);
@@ -193,10 +224,10 @@ export class Supervisor {
   saveState(): void {
     if (this.stopping) return;
     const nodes: StateFile['nodes'] = {};
-    for (const n of LOCAL_NODES) {
-      const pid = this.nodePids.get(n.name);
-      if (pid !== undefined)
-        nodes[n.name] = { ...recordOf(pid), port: this.cluster.nodePorts[n.name] };
+    for (const i of localInstances(this.cluster)) {
+      const pid = this.nodePids.get(i.dir);
+      if (pid !== undefined && runningNodePid(this.layout, i.dir) === pid)
+        nodes[i.dir] = { ...recordOf(pid), port: i.port };
     }
     const services: Record<string, ServiceState> = {};
     for (const r of this.runners) {

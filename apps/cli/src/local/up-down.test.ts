@@ -1,6 +1,7 @@
-// `tessera up` and `tessera down` end to end, in a temporary directory: three real Postgres
-// servers, the real coordinator under the real supervisor, the sample schema, the fences, a
-// second `up` that changes nothing, and a `down` that leaves no process behind.
+// `tessera up --no-replicas` and `tessera down` end to end, in a temporary directory: three real
+// Postgres servers, the real coordinator under the real supervisor, the sample schema, the fences,
+// a second `up` that changes nothing, and a `down` that leaves no process behind. (The cluster
+// with replicas: up-replicas.test.ts.)
 import { after, before, test } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
@@ -68,7 +69,7 @@ test(
   'up starts three nodes and the coordinator, and loads the sample schema',
   { timeout: 90_000 },
   async () => {
-    const r = await tessera('up', '--dir', dir);
+    const r = await tessera('up', '--dir', dir, '--no-replicas');
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /initialised Postgres data directories: home, data1, data2/);
     assert.match(r.out, /postgresql:\/\/app:app@127\.0\.0\.1:\d+\/app/);

@@ -22,21 +22,28 @@ import { choosePort } from './ports.js';
 import { checkServerUserCanReach, initNodes } from './postgres-nodes.js';
 import { childEnv, isRunning, liveSupervisorPid } from './processes.js';
 import { APP_DATABASE, APP_PASSWORD, APP_ROLE } from './sample-schema.js';
-import { SERVICES, coordinatorAddressOf } from './services.js';
+import { SERVICES, coordinatorAddressOf, coordinatorListOf } from './services.js';
 import { Supervisor } from './supervisor.js';
 
 const DEFAULT_PORTS = {
   coordinator: 7400,
   coordinatorMetrics: 7401,
+  standbyCoordinator: 7402,
+  standbyCoordinatorMetrics: 7403,
   router: 6432,
   routerMetrics: 7411,
   moverMetrics: 7421,
 };
 
+/** Each node's replica, when it has one: 10 above its primary's default port. */
+const REPLICA_PORT_OFFSET = 10;
+
 export interface UpOptions {
   dir: string;
   foreground: boolean;
   io: Io;
+  /** The lighter cluster: one server per node, no replicas, one coordinator (first up only). */
+  noReplicas?: boolean;
   /** How long to wait for the services to answer. */
   readyTimeoutMs?: number;
 }
@@ -67,8 +74,11 @@ export async function up(opts: UpOptions): Promise<number> {
     chmodSync(d, 0o755);
   }
   checkServerUserCanReach(l.nodesDir);
-  const cluster = readClusterFile(l) ?? (await chooseCluster(l));
-  const created = initNodes(l, binDir);
+  const existing = readClusterFile(l);
+  const cluster = existing ?? (await chooseCluster(l, !(opts.noReplicas ?? false)));
+  if (existing && opts.noReplicas && existing.replicas)
+    io.out(`note: ${l.dir} was made with replicas; --no-replicas applies only to a new cluster\n`);
+  const created = initNodes(l, binDir, cluster.replicas ?? false);
   if (created.length > 0) {
     io.out(`initialised Postgres data directories: ${created.join(', ')}\n`);
     // A fresh node (or a fresh catalog on a fresh home node) needs the sample schema again.
@@ -84,7 +94,7 @@ export async function up(opts: UpOptions): Promise<number> {
   return 0;
 }
 
-async function chooseCluster(l: Layout): Promise<ClusterFile> {
+async function chooseCluster(l: Layout, replicas: boolean): Promise<ClusterFile> {
   const taken = new Set<number>();
   const nodePorts = {} as ClusterFile['nodePorts'];
   for (const n of LOCAL_NODES) nodePorts[n.name] = await choosePort(n.defaultPort, taken);
@@ -97,7 +107,19 @@ async function chooseCluster(l: Layout): Promise<ClusterFile> {
     routerMetricsPort: await choosePort(DEFAULT_PORTS.routerMetrics, taken),
     moverMetricsPort: await choosePort(DEFAULT_PORTS.moverMetrics, taken),
     bootstrapped: false,
+    replicas,
   };
+  if (replicas) {
+    const replicaPorts = {} as ClusterFile['nodePorts'];
+    for (const n of LOCAL_NODES)
+      replicaPorts[n.name] = await choosePort(n.defaultPort + REPLICA_PORT_OFFSET, taken);
+    cluster.replicaPorts = replicaPorts;
+    cluster.standbyCoordinatorPort = await choosePort(DEFAULT_PORTS.standbyCoordinator, taken);
+    cluster.standbyCoordinatorMetricsPort = await choosePort(
+      DEFAULT_PORTS.standbyCoordinatorMetrics,
+      taken,
+    );
+  }
   writeClusterFile(l, cluster);
   return cluster;
 }
@@ -137,6 +159,7 @@ async function waitUntilReady(
   const deadline = Date.now() + timeoutMs;
   for (const spec of SERVICES) {
     if ((spec.name === 'coordinator') !== (which === 'coordinator')) continue;
+    if (spec.enabled && !spec.enabled(cluster)) continue;
     if (!spec.entry()) {
       if (spec.name === 'coordinator')
         throw new CliError(`${spec.absentNote}; build it with \`npm run build\``);
@@ -179,7 +202,7 @@ function downDirArg(l: Layout): string {
 }
 
 async function bootstrapOnce(l: Layout, cluster: ClusterFile, io: Io): Promise<void> {
-  const coord = connectCoordinator(coordinatorAddressOf(cluster), io.env.TESSERA_ADMIN_TOKEN);
+  const coord = connectCoordinator(coordinatorListOf(cluster), io.env.TESSERA_ADMIN_TOKEN);
   try {
     await bootstrap(coord, cluster, (m) => io.out(`${m}\n`));
   } finally {
@@ -230,15 +253,25 @@ export function summary(l: Layout, cluster: ClusterFile): string {
   lines.push(
     `  nodes:        ${LOCAL_NODES.map((n) => `${n.name.padEnd(6)} ${url(cluster.nodePorts[n.name])}`).join('\n                ')}`,
   );
+  if (cluster.replicas && cluster.replicaPorts) {
+    const rp = cluster.replicaPorts;
+    lines.push(
+      `  replicas:     ${LOCAL_NODES.map((n) => `${n.name.padEnd(6)} 127.0.0.1:${rp[n.name]} (synchronous, streaming)`).join('\n                ')}`,
+    );
+  }
   lines.push(
     `  coordinator:  ${coordinatorAddressOf(cluster)} (gRPC), metrics http://127.0.0.1:${cluster.coordinatorMetricsPort}/metrics`,
   );
+  if (cluster.standbyCoordinatorPort)
+    lines.push(
+      `                127.0.0.1:${cluster.standbyCoordinatorPort} (standby; clients are given both)`,
+    );
   if (routerBuilt)
     lines.push(`  router:       metrics http://127.0.0.1:${cluster.routerMetricsPort}/metrics`);
   lines.push(`  logs:         ${l.logsDir}`);
   const defaultPlace = l.dir.endsWith('/.tessera') || cluster.coordinatorPort === 7400;
   lines.push(
-    `  status:       tessera status${defaultPlace ? '' : ` --coordinator ${coordinatorAddressOf(cluster)}`}`,
+    `  status:       tessera status${defaultPlace ? '' : ` --coordinator ${coordinatorListOf(cluster)}`}`,
   );
   lines.push(`  stop:         tessera down${downDirArg(l)}`);
   return lines.join('\n') + '\n';

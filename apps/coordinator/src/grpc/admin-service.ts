@@ -12,6 +12,7 @@ import { createKeyspace } from '../store/keyspace-changes.js';
 import { addNode, removeNode } from '../store/node-changes.js';
 import { mergeRanges, setRangeOwner, setRangeState, splitRange } from '../store/range-changes.js';
 import { distributeTable, dropTable, referenceTable } from '../store/table-changes.js';
+import { addReplica } from '../store/replica-changes.js';
 import type { ServiceDeps } from './deps.js';
 
 type Change<R> = (tx: ChangeTx, req: R) => Promise<void>;
@@ -47,5 +48,11 @@ export function adminService(deps: ServiceDeps): ServiceImpl<typeof AdminService
       apply('DistributeTable', m.distributeTable.input, req, distributeTable),
     referenceTable: (req) => apply('ReferenceTable', m.referenceTable.input, req, referenceTable),
     dropTable: (req) => apply('DropTable', m.dropTable.input, req, dropTable),
+    addReplica: (req) => apply('AddReplica', m.addReplica.input, req, addReplica),
+    async rejoinNode(req) {
+      deps.term();
+      deps.log.info({ node: req.name, host: req.host, port: req.port }, 'rejoin requested');
+      return { epoch: await deps.engine.rejoin(req.name, req.host, req.port) };
+    },
   };
 }

@@ -2,11 +2,23 @@
 // the cluster need `authorization: Bearer <TESSERA_ADMIN_TOKEN>` (DESIGN.md section 8); the token
 // is compared in constant time and never logged.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Code, RpcError, type Authorize, type CallContext } from '@tessera/proto';
+import * as grpc from '@grpc/grpc-js';
+import {
+  ACTIVE_COORDINATOR_KEY,
+  Code,
+  RpcError,
+  STANDBY_KEY,
+  type Authorize,
+  type CallContext,
+} from '@tessera/proto';
 
 export interface AuthPolicy {
   /** False while standing by (or stepping down). */
   isActive: () => boolean;
+  /** The active coordinator's address, when this one stands by and knows it. */
+  activeAddress?: () => string | undefined;
+  /** AgentService is served also while the engine keeps agents after the lock was lost. */
+  acceptsAgents?: () => boolean;
   /** Set when the listen address is not loopback. */
   requiredToken: string | undefined;
 }
@@ -33,12 +45,22 @@ function bearer(ctx: CallContext): string | undefined {
   return m?.[1];
 }
 
+/** Answered by a standby too. */
+const ALWAYS = 'tessera.v1.CoordinatorService';
+
 export function authorizer(policy: AuthPolicy): Authorize {
   return (ctx) => {
-    if (!policy.isActive()) {
+    const agentsOk = ctx.service === 'tessera.v1.AgentService' && policy.acceptsAgents?.();
+    if (!policy.isActive() && ctx.service !== ALWAYS && !agentsOk) {
+      // The call never ran: the metadata says so, and names the active coordinator if known.
+      const md = new grpc.Metadata();
+      md.set(STANDBY_KEY, '1');
+      const active = policy.activeAddress?.();
+      if (active !== undefined && active !== '') md.set(ACTIVE_COORDINATOR_KEY, active);
       throw new RpcError(
         Code.UNAVAILABLE,
-        'this coordinator is a standby; call the active coordinator',
+        `this coordinator is a standby; call the active coordinator${active ? ` at ${active}` : ''}`,
+        md,
       );
     }
     const token = policy.requiredToken;

@@ -2,6 +2,7 @@
 // active coordinator (gone while standing by), the watch hub, the logger, and the agent reports.
 import type { Logger } from '@tessera/telemetry';
 import type { AgentReports } from '../agent-reports.js';
+import type { FailoverEngine } from '../failover/engine.js';
 import type { InDoubtResolver } from '../recovery/in-doubt.js';
 import type { CatalogStore } from '../store/catalog-store.js';
 import type { JobStore } from '../store/jobs.js';
@@ -28,4 +29,10 @@ export interface ServiceDeps {
   term(): ActiveTerm;
   /** Called after every committed catalog change with its epoch. */
   onEpoch(epoch: bigint): void;
+  readonly engine: FailoverEngine;
+  /** This coordinator's advertised address. */
+  self(): string;
+  isActive(): boolean;
+  /** While standing by: the active coordinator's address, if the catalog names one. */
+  activeAddress(): string | undefined;
 }

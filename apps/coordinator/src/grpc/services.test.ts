@@ -190,7 +190,7 @@ test('2PC decisions: the first one logged wins, and an unknown txid is NOT_FOUND
 test('agent reports are kept per node and exported; /metrics has gRPC counts and latencies', async () => {
   const stream = t.agent.report();
   stream.send({ node: 'home', reachable: true, atMs: BigInt(Date.now()) });
-  stream.send({ node: 'home', replica: true, reachable: false });
+  stream.send({ node: 'home', replica: true, inRecovery: true, reachable: false });
   stream.end();
   for await (const _ of stream) assert.fail('no directives yet');
 

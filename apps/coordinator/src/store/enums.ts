@@ -1,6 +1,15 @@
 // How the catalog's enums are spelled in the catalog database (readable text, checked by
 // constraints) and the proto enums they stand for. Every switch is exhaustive.
-import { Decision, JobState, NodeRole, NodeState, RangeState, TableKind } from '@tessera/proto';
+import {
+  Decision,
+  HaMode,
+  JobState,
+  NodeRole,
+  NodeState,
+  RangeState,
+  ReplicaState,
+  TableKind,
+} from '@tessera/proto';
 
 export type NodeRoleText = 'home' | 'data';
 export type NodeStateText = 'joining' | 'active' | 'draining' | 'removed';
@@ -9,6 +18,8 @@ export type TableKindText = 'sharded' | 'reference' | 'global';
 export type JobStateText =
   'pending' | 'running' | 'done' | 'failed' | 'cancelled' | 'cancelling' | 'verify_failed';
 export type DecisionText = 'commit' | 'abort';
+export type ReplicaStateText = 'catching_up' | 'sync' | 'fenced' | 'rejoining';
+export type HaModeText = 'native' | 'patroni' | 'cnpg';
 
 function assertNever(x: never, what: string): never {
   throw new TypeError(`unknown ${what} ${String(x)}`);
@@ -153,6 +164,64 @@ export function decisionToText(d: Decision): DecisionText | undefined {
       return 'commit';
     case Decision.ABORT:
       return 'abort';
+    default:
+      return undefined;
+  }
+}
+
+export function replicaStateFromText(t: ReplicaStateText): ReplicaState {
+  switch (t) {
+    case 'catching_up':
+      return ReplicaState.CATCHING_UP;
+    case 'sync':
+      return ReplicaState.SYNC;
+    case 'fenced':
+      return ReplicaState.FENCED;
+    case 'rejoining':
+      return ReplicaState.REJOINING;
+    default:
+      return assertNever(t, 'replica state');
+  }
+}
+
+export function replicaStateToText(s: ReplicaState): ReplicaStateText | undefined {
+  switch (s) {
+    case ReplicaState.CATCHING_UP:
+      return 'catching_up';
+    case ReplicaState.SYNC:
+      return 'sync';
+    case ReplicaState.FENCED:
+      return 'fenced';
+    case ReplicaState.REJOINING:
+      return 'rejoining';
+    default:
+      return undefined;
+  }
+}
+
+export function haModeFromText(t: HaModeText): HaMode {
+  switch (t) {
+    case 'native':
+      return HaMode.NATIVE;
+    case 'patroni':
+      return HaMode.PATRONI;
+    case 'cnpg':
+      return HaMode.CNPG;
+    default:
+      return assertNever(t, 'HA mode');
+  }
+}
+
+/** undefined for a number the contract does not define; UNSPECIFIED is native. */
+export function haModeToText(m: HaMode): HaModeText | undefined {
+  switch (m) {
+    case HaMode.UNSPECIFIED:
+    case HaMode.NATIVE:
+      return 'native';
+    case HaMode.PATRONI:
+      return 'patroni';
+    case HaMode.CNPG:
+      return 'cnpg';
     default:
       return undefined;
   }

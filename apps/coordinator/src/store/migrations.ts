@@ -151,6 +151,46 @@ const MIGRATIONS: readonly Migration[] = [
         add column if not exists deregistered boolean not null default false;
     `,
   },
+  {
+    // Failover (DESIGN.md section 7): every replica of a node with its state (the durable sync set
+    // is the rows in state sync), a node's failover and degradation, who decides its failovers,
+    // and the address of the active coordinator (which a standby names to its callers).
+    version: 3,
+    sql: `
+      create table if not exists tessera.replica (
+        node text not null references tessera.node (name) on delete cascade,
+        host text not null,
+        port int not null check (port between 1 and 65535),
+        name text not null,
+        state text not null check (state in ('catching_up', 'sync', 'fenced', 'rejoining')),
+        primary key (host, port)
+      );
+      create unique index if not exists replica_name on tessera.replica (node, name);
+      insert into tessera.replica (node, host, port, name, state)
+        select n.name, n.replica_host, n.replica_port,
+               left(lower(regexp_replace(n.name || '_' || n.replica_host || '_' || n.replica_port,
+                                         '[^a-zA-Z0-9_]', '_', 'g')), 63),
+               'catching_up'
+          from tessera.node n where n.replica_host <> ''
+        on conflict do nothing;
+      alter table tessera.node
+        drop column replica_host,
+        drop column replica_port,
+        add column failing_over boolean not null default false,
+        add column failover_target text not null default '',
+        add column degraded boolean not null default false,
+        add column degraded_reason text not null default '',
+        add column degraded_since timestamptz,
+        add column ha_mode text not null default 'native'
+          check (ha_mode in ('native', 'patroni', 'cnpg'));
+
+      create table if not exists tessera.active_coordinator (
+        singleton boolean primary key default true check (singleton),
+        address text not null,
+        since timestamptz not null default clock_timestamp()
+      );
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

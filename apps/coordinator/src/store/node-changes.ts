@@ -2,7 +2,9 @@
 import { NodeRole, type AddNodeRequest, type RemoveNodeRequest } from '@tessera/proto';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from '../errors.js';
 import type { ChangeTx } from './catalog-store.js';
+import { haModeToText } from './enums.js';
 import { checkName, checkPort } from './names.js';
+import { checkAddressFree, insertReplica, replicaName } from './replica-changes.js';
 
 export async function addNode({ client }: ChangeTx, req: AddNodeRequest): Promise<void> {
   const name = checkName('node name', req.name);
@@ -20,6 +22,11 @@ export async function addNode({ client }: ChangeTx, req: AddNodeRequest): Promis
     default:
       throw invalidArgument(`node role ${req.role} is not one of NODE_ROLE_HOME, NODE_ROLE_DATA`);
   }
+  const haMode = haModeToText(req.haMode);
+  if (haMode === undefined)
+    throw invalidArgument(
+      `HA mode ${req.haMode} is not one of HA_MODE_NATIVE, HA_MODE_PATRONI, HA_MODE_CNPG`,
+    );
   const hasReplica = req.replicaHost !== '' || req.replicaPort !== 0;
   if (hasReplica) {
     if (req.replicaHost === '')
@@ -41,11 +48,22 @@ export async function addNode({ client }: ChangeTx, req: AddNodeRequest): Promis
       `node ${n.name} is already the home node, and a cluster has exactly one`,
     );
   }
+  await checkAddressFree(client, req.host, port);
   await client.query(
-    `insert into tessera.node (name, host, port, role, state, replica_host, replica_port)
-     values ($1, $2, $3, $4, 'active', $5, $6)`,
-    [name, req.host, port, role, req.replicaHost, hasReplica ? req.replicaPort : 0],
+    `insert into tessera.node (name, host, port, role, state, ha_mode)
+     values ($1, $2, $3, $4, 'active', $5)`,
+    [name, req.host, port, role, haMode],
   );
+  if (hasReplica) {
+    if (req.replicaHost === req.host && req.replicaPort === port)
+      throw invalidArgument(`node ${name}'s replica cannot have the primary's own address`);
+    await insertReplica(client, {
+      node: name,
+      host: req.replicaHost,
+      port: req.replicaPort,
+      name: replicaName(name, req.replicaHost, req.replicaPort, req.replicaName),
+    });
+  }
 }
 
 export async function removeNode({ client }: ChangeTx, req: RemoveNodeRequest): Promise<void> {

@@ -4,6 +4,10 @@ import { parseKeyType, type KeyTypeName } from '@tessera/keyspace';
 import { create, CatalogSchema, RangeSchema, type Catalog, type Range } from '@tessera/proto';
 import type pg from 'pg';
 import {
+  haModeFromText,
+  replicaStateFromText,
+  type HaModeText,
+  type ReplicaStateText,
   nodeRoleFromText,
   nodeStateFromText,
   rangeStateFromText,
@@ -24,8 +28,19 @@ interface NodeRow {
   port: number;
   role: NodeRoleText;
   state: NodeStateText;
-  replica_host: string;
-  replica_port: number;
+  failing_over: boolean;
+  failover_target: string;
+  degraded: boolean;
+  degraded_reason: string;
+  degraded_ms: string | null;
+  ha_mode: HaModeText;
+}
+interface ReplicaRow {
+  node: string;
+  host: string;
+  port: number;
+  name: string;
+  state: ReplicaStateText;
 }
 interface KeyspaceRow {
   name: string;
@@ -56,8 +71,12 @@ interface TableRow {
 }
 
 // Sorting uses "C" collation so the order does not depend on the database's locale.
-const NODES = `select name, host, port, role, state, replica_host, replica_port
+const NODES = `select name, host, port, role, state, failing_over, failover_target, degraded, degraded_reason,
+                      (extract(epoch from degraded_since) * 1000)::int8::text as degraded_ms, ha_mode
                  from tessera.node order by name collate "C"`;
+// Sync replicas first, then by address, so `replicas[0]` is the one failover would pick first.
+const REPLICAS = `select node, host, port, name, state from tessera.replica
+                    order by node collate "C", state <> 'sync', host collate "C", port`;
 const KEYSPACES = `select name, key_type, seed::text from tessera.keyspace order by name collate "C"`;
 // Qualified in ORDER BY: a bare \`lo\` would sort by the text output column.
 const RANGES = `select r.keyspace, r.lo::text, r.hi::text, r.owner, r.state from tessera.range r
@@ -79,6 +98,7 @@ export async function readMeta(
 export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
   const meta = await readMeta(client);
   const nodes = await client.query<NodeRow>(NODES);
+  const replicas = await client.query<ReplicaRow>(REPLICAS);
   const keyspaces = await client.query<KeyspaceRow>(KEYSPACES);
   const ranges = await client.query<RangeRow>(RANGES);
   const tables = await client.query<TableRow>(TABLES);
@@ -86,15 +106,31 @@ export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
   return create(CatalogSchema, {
     epoch: meta.epoch,
     clusterUid: meta.clusterUid,
-    nodes: nodes.rows.map((n) => ({
-      name: n.name,
-      host: n.host,
-      port: n.port,
-      role: nodeRoleFromText(n.role),
-      state: nodeStateFromText(n.state),
-      replicaHost: n.replica_host,
-      replicaPort: n.replica_port,
-    })),
+    nodes: nodes.rows.map((n) => {
+      const mine = replicas.rows.filter((r) => r.node === n.name);
+      const first = mine.find((r) => r.state !== 'fenced');
+      return {
+        name: n.name,
+        host: n.host,
+        port: n.port,
+        role: nodeRoleFromText(n.role),
+        state: nodeStateFromText(n.state),
+        replicaHost: first?.host ?? '',
+        replicaPort: first?.port ?? 0,
+        replicas: mine.map((r) => ({
+          host: r.host,
+          port: r.port,
+          name: r.name,
+          state: replicaStateFromText(r.state),
+        })),
+        failingOver: n.failing_over,
+        failoverTarget: n.failover_target,
+        degraded: n.degraded,
+        degradedReason: n.degraded_reason,
+        degradedSinceMs: n.degraded_ms === null ? 0n : BigInt(n.degraded_ms),
+        haMode: haModeFromText(n.ha_mode),
+      };
+    }),
     keyspaces: keyspaces.rows.map((k) => ({
       name: k.name,
       keyType: parseKeyType(k.key_type),

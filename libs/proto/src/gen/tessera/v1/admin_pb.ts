@@ -8,7 +8,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { KeyType, NodeRole, RangeState } from "./catalog_pb.js";
+import type { HaMode, KeyType, NodeRole, RangeState } from "./catalog_pb.js";
 import { file_tessera_v1_catalog } from "./catalog_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tessera/v1/admin.proto.
  */
 export const file_tessera_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChZ0ZXNzZXJhL3YxL2FkbWluLnByb3RvEgp0ZXNzZXJhLnYxIh8KDkNoYW5nZVJlc3BvbnNlEg0KBWVwb2NoGAEgASgDIooBCg5BZGROb2RlUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBGhvc3QYAiABKAkSDAoEcG9ydBgDIAEoBRIiCgRyb2xlGAQgASgOMhQudGVzc2VyYS52MS5Ob2RlUm9sZRIUCgxyZXBsaWNhX2hvc3QYBSABKAkSFAoMcmVwbGljYV9wb3J0GAYgASgFIiEKEVJlbW92ZU5vZGVSZXF1ZXN0EgwKBG5hbWUYASABKAkiagoVQ3JlYXRlS2V5c3BhY2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSJQoIa2V5X3R5cGUYAiABKA4yEy50ZXNzZXJhLnYxLktleVR5cGUSDgoGcmFuZ2VzGAMgASgFEgwKBHNlZWQYBCABKAMiSQoRU3BsaXRSYW5nZVJlcXVlc3QSEAoIa2V5c3BhY2UYASABKAkSCgoCbG8YAiABKAMSDwoCYXQYAyABKANIAIgBAUIFCgNfYXQiMgoSTWVyZ2VSYW5nZXNSZXF1ZXN0EhAKCGtleXNwYWNlGAEgASgJEgoKAmxvGAIgASgDIkMKFFNldFJhbmdlT3duZXJSZXF1ZXN0EhAKCGtleXNwYWNlGAEgASgJEgoKAmxvGAIgASgDEg0KBW93bmVyGAMgASgJIlsKFFNldFJhbmdlU3RhdGVSZXF1ZXN0EhAKCGtleXNwYWNlGAEgASgJEgoKAmxvGAIgASgDEiUKBXN0YXRlGAMgASgOMhYudGVzc2VyYS52MS5SYW5nZVN0YXRlIlwKFkRpc3RyaWJ1dGVUYWJsZVJlcXVlc3QSDgoGc2NoZW1hGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKa2V5X2NvbHVtbhgDIAEoCRIQCghrZXlzcGFjZRgEIAEoCSI1ChVSZWZlcmVuY2VUYWJsZVJlcXVlc3QSDgoGc2NoZW1hGAEgASgJEgwKBG5hbWUYAiABKAkiMAoQRHJvcFRhYmxlUmVxdWVzdBIOCgZzY2hlbWEYASABKAkSDAoEbmFtZRgCIAEoCTKIBgoMQWRtaW5TZXJ2aWNlEkEKB0FkZE5vZGUSGi50ZXNzZXJhLnYxLkFkZE5vZGVSZXF1ZXN0GhoudGVzc2VyYS52MS5DaGFuZ2VSZXNwb25zZRJHCgpSZW1vdmVOb2RlEh0udGVzc2VyYS52MS5SZW1vdmVOb2RlUmVxdWVzdBoaLnRlc3NlcmEudjEuQ2hhbmdlUmVzcG9uc2USTwoOQ3JlYXRlS2V5c3BhY2USIS50ZXNzZXJhLnYxLkNyZWF0ZUtleXNwYWNlUmVxdWVzdBoaLnRlc3NlcmEudjEuQ2hhbmdlUmVzcG9uc2USRwoKU3BsaXRSYW5nZRIdLnRlc3NlcmEudjEuU3BsaXRSYW5nZVJlcXVlc3QaGi50ZXNzZXJhLnYxLkNoYW5nZVJlc3BvbnNlEkkKC01lcmdlUmFuZ2VzEh4udGVzc2VyYS52MS5NZXJnZVJhbmdlc1JlcXVlc3QaGi50ZXNzZXJhLnYxLkNoYW5nZVJlc3BvbnNlEk0KDVNldFJhbmdlT3duZXISIC50ZXNzZXJhLnYxLlNldFJhbmdlT3duZXJSZXF1ZXN0GhoudGVzc2VyYS52MS5DaGFuZ2VSZXNwb25zZRJNCg1TZXRSYW5nZVN0YXRlEiAudGVzc2VyYS52MS5TZXRSYW5nZVN0YXRlUmVxdWVzdBoaLnRlc3NlcmEudjEuQ2hhbmdlUmVzcG9uc2USUQoPRGlzdHJpYnV0ZVRhYmxlEiIudGVzc2VyYS52MS5EaXN0cmlidXRlVGFibGVSZXF1ZXN0GhoudGVzc2VyYS52MS5DaGFuZ2VSZXNwb25zZRJPCg5SZWZlcmVuY2VUYWJsZRIhLnRlc3NlcmEudjEuUmVmZXJlbmNlVGFibGVSZXF1ZXN0GhoudGVzc2VyYS52MS5DaGFuZ2VSZXNwb25zZRJFCglEcm9wVGFibGUSHC50ZXNzZXJhLnYxLkRyb3BUYWJsZVJlcXVlc3QaGi50ZXNzZXJhLnYxLkNoYW5nZVJlc3BvbnNlYgZwcm90bzM", [file_tessera_v1_catalog]);
+  fileDesc("ChZ0ZXNzZXJhL3YxL2FkbWluLnByb3RvEgp0ZXNzZXJhLnYxIh8KDkNoYW5nZVJlc3BvbnNlEg0KBWVwb2NoGAEgASgDIsUBCg5BZGROb2RlUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBGhvc3QYAiABKAkSDAoEcG9ydBgDIAEoBRIiCgRyb2xlGAQgASgOMhQudGVzc2VyYS52MS5Ob2RlUm9sZRIUCgxyZXBsaWNhX2hvc3QYBSABKAkSFAoMcmVwbGljYV9wb3J0GAYgASgFEiMKB2hhX21vZGUYByABKA4yEi50ZXNzZXJhLnYxLkhhTW9kZRIUCgxyZXBsaWNhX25hbWUYCCABKAkiUwoRQWRkUmVwbGljYVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIMCgRob3N0GAIgASgJEgwKBHBvcnQYAyABKAUSFAoMcmVwbGljYV9uYW1lGAQgASgJIj0KEVJlam9pbk5vZGVSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEaG9zdBgCIAEoCRIMCgRwb3J0GAMgASgFIiEKEVJlbW92ZU5vZGVSZXF1ZXN0EgwKBG5hbWUYASABKAkiagoVQ3JlYXRlS2V5c3BhY2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSJQoIa2V5X3R5cGUYAiABKA4yEy50ZXNzZXJhLnYxLktleVR5cGUSDgoGcmFuZ2VzGAMgASgFEgwKBHNlZWQYBCABKAMiSQoRU3BsaXRSYW5nZVJlcXVlc3QSEAoIa2V5c3BhY2UYASABKAkSCgoCbG8YAiABKAMSDwoCYXQYAyABKANIAIgBAUIFCgNfYXQiMgoSTWVyZ2VSYW5nZXNSZXF1ZXN0EhAKCGtleXNwYWNlGAEgASgJEgoKAmxvGAIgASgDIkMKFFNldFJhbmdlT3duZXJSZXF1ZXN0EhAKCGtleXNwYWNlGAEgASgJEgoKAmxvGAIgASgDEg0KBW93bmVyGAMgASgJIlsKFFNldFJhbmdlU3RhdGVSZXF1ZXN0EhAKCGtleXNwYWNlGAEgASgJEgoKAmxvGAIgASgDEiUKBXN0YXRlGAMgASgOMhYudGVzc2VyYS52MS5SYW5nZVN0YXRlIlwKFkRpc3RyaWJ1dGVUYWJsZVJlcXVlc3QSDgoGc2NoZW1hGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKa2V5X2NvbHVtbhgDIAEoCRIQCghrZXlzcGFjZRgEIAEoCSI1ChVSZWZlcmVuY2VUYWJsZVJlcXVlc3QSDgoGc2NoZW1hGAEgASgJEgwKBG5hbWUYAiABKAkiMAoQRHJvcFRhYmxlUmVxdWVzdBIOCgZzY2hlbWEYASABKAkSDAoEbmFtZRgCIAEoCTKaBwoMQWRtaW5TZXJ2aWNlEkEKB0FkZE5vZGUSGi50ZXNzZXJhLnYxLkFkZE5vZGVSZXF1ZXN0GhoudGVzc2VyYS52MS5DaGFuZ2VSZXNwb25zZRJHCgpSZW1vdmVOb2RlEh0udGVzc2VyYS52MS5SZW1vdmVOb2RlUmVxdWVzdBoaLnRlc3NlcmEudjEuQ2hhbmdlUmVzcG9uc2USTwoOQ3JlYXRlS2V5c3BhY2USIS50ZXNzZXJhLnYxLkNyZWF0ZUtleXNwYWNlUmVxdWVzdBoaLnRlc3NlcmEudjEuQ2hhbmdlUmVzcG9uc2USRwoKU3BsaXRSYW5nZRIdLnRlc3NlcmEudjEuU3BsaXRSYW5nZVJlcXVlc3QaGi50ZXNzZXJhLnYxLkNoYW5nZVJlc3BvbnNlEkkKC01lcmdlUmFuZ2VzEh4udGVzc2VyYS52MS5NZXJnZVJhbmdlc1JlcXVlc3QaGi50ZXNzZXJhLnYxLkNoYW5nZVJlc3BvbnNlEk0KDVNldFJhbmdlT3duZXISIC50ZXNzZXJhLnYxLlNldFJhbmdlT3duZXJSZXF1ZXN0GhoudGVzc2VyYS52MS5DaGFuZ2VSZXNwb25zZRJNCg1TZXRSYW5nZVN0YXRlEiAudGVzc2VyYS52MS5TZXRSYW5nZVN0YXRlUmVxdWVzdBoaLnRlc3NlcmEudjEuQ2hhbmdlUmVzcG9uc2USUQoPRGlzdHJpYnV0ZVRhYmxlEiIudGVzc2VyYS52MS5EaXN0cmlidXRlVGFibGVSZXF1ZXN0GhoudGVzc2VyYS52MS5DaGFuZ2VSZXNwb25zZRJPCg5SZWZlcmVuY2VUYWJsZRIhLnRlc3NlcmEudjEuUmVmZXJlbmNlVGFibGVSZXF1ZXN0GhoudGVzc2VyYS52MS5DaGFuZ2VSZXNwb25zZRJFCglEcm9wVGFibGUSHC50ZXNzZXJhLnYxLkRyb3BUYWJsZVJlcXVlc3QaGi50ZXNzZXJhLnYxLkNoYW5nZVJlc3BvbnNlEkcKCkFkZFJlcGxpY2ESHS50ZXNzZXJhLnYxLkFkZFJlcGxpY2FSZXF1ZXN0GhoudGVzc2VyYS52MS5DaGFuZ2VSZXNwb25zZRJHCgpSZWpvaW5Ob2RlEh0udGVzc2VyYS52MS5SZWpvaW5Ob2RlUmVxdWVzdBoaLnRlc3NlcmEudjEuQ2hhbmdlUmVzcG9uc2ViBnByb3RvMw", [file_tessera_v1_catalog]);
 
 /**
  * Every successful change answers with the epoch it created.
@@ -72,6 +72,21 @@ export type AddNodeRequest = Message<"tessera.v1.AddNodeRequest"> & {
    * @generated from field: int32 replica_port = 6;
    */
   replicaPort: number;
+
+  /**
+   * HA_MODE_NATIVE when unspecified.
+   *
+   * @generated from field: tessera.v1.HaMode ha_mode = 7;
+   */
+  haMode: HaMode;
+
+  /**
+   * The application_name the replica streams under; by default <name>_<host>_<port> with every
+   * character other than a-z, 0-9 and _ replaced by _.
+   *
+   * @generated from field: string replica_name = 8;
+   */
+  replicaName: string;
 };
 
 /**
@@ -80,6 +95,71 @@ export type AddNodeRequest = Message<"tessera.v1.AddNodeRequest"> & {
  */
 export const AddNodeRequestSchema: GenMessage<AddNodeRequest> = /*@__PURE__*/
   messageDesc(file_tessera_v1_admin, 1);
+
+/**
+ * @generated from message tessera.v1.AddReplicaRequest
+ */
+export type AddReplicaRequest = Message<"tessera.v1.AddReplicaRequest"> & {
+  /**
+   * The node it replicates.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string host = 2;
+   */
+  host: string;
+
+  /**
+   * @generated from field: int32 port = 3;
+   */
+  port: number;
+
+  /**
+   * The application_name it streams under (default as for AddNodeRequest.replica_name).
+   *
+   * @generated from field: string replica_name = 4;
+   */
+  replicaName: string;
+};
+
+/**
+ * Describes the message tessera.v1.AddReplicaRequest.
+ * Use `create(AddReplicaRequestSchema)` to create a new message.
+ */
+export const AddReplicaRequestSchema: GenMessage<AddReplicaRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_admin, 2);
+
+/**
+ * @generated from message tessera.v1.RejoinNodeRequest
+ */
+export type RejoinNodeRequest = Message<"tessera.v1.RejoinNodeRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The fenced instance to rejoin; empty when the node has exactly one.
+   *
+   * @generated from field: string host = 2;
+   */
+  host: string;
+
+  /**
+   * @generated from field: int32 port = 3;
+   */
+  port: number;
+};
+
+/**
+ * Describes the message tessera.v1.RejoinNodeRequest.
+ * Use `create(RejoinNodeRequestSchema)` to create a new message.
+ */
+export const RejoinNodeRequestSchema: GenMessage<RejoinNodeRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_admin, 3);
 
 /**
  * @generated from message tessera.v1.RemoveNodeRequest
@@ -96,7 +176,7 @@ export type RemoveNodeRequest = Message<"tessera.v1.RemoveNodeRequest"> & {
  * Use `create(RemoveNodeRequestSchema)` to create a new message.
  */
 export const RemoveNodeRequestSchema: GenMessage<RemoveNodeRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_admin, 2);
+  messageDesc(file_tessera_v1_admin, 4);
 
 /**
  * @generated from message tessera.v1.CreateKeyspaceRequest
@@ -131,7 +211,7 @@ export type CreateKeyspaceRequest = Message<"tessera.v1.CreateKeyspaceRequest"> 
  * Use `create(CreateKeyspaceRequestSchema)` to create a new message.
  */
 export const CreateKeyspaceRequestSchema: GenMessage<CreateKeyspaceRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_admin, 3);
+  messageDesc(file_tessera_v1_admin, 5);
 
 /**
  * @generated from message tessera.v1.SplitRangeRequest
@@ -162,7 +242,7 @@ export type SplitRangeRequest = Message<"tessera.v1.SplitRangeRequest"> & {
  * Use `create(SplitRangeRequestSchema)` to create a new message.
  */
 export const SplitRangeRequestSchema: GenMessage<SplitRangeRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_admin, 4);
+  messageDesc(file_tessera_v1_admin, 6);
 
 /**
  * @generated from message tessera.v1.MergeRangesRequest
@@ -186,7 +266,7 @@ export type MergeRangesRequest = Message<"tessera.v1.MergeRangesRequest"> & {
  * Use `create(MergeRangesRequestSchema)` to create a new message.
  */
 export const MergeRangesRequestSchema: GenMessage<MergeRangesRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_admin, 5);
+  messageDesc(file_tessera_v1_admin, 7);
 
 /**
  * @generated from message tessera.v1.SetRangeOwnerRequest
@@ -213,7 +293,7 @@ export type SetRangeOwnerRequest = Message<"tessera.v1.SetRangeOwnerRequest"> & 
  * Use `create(SetRangeOwnerRequestSchema)` to create a new message.
  */
 export const SetRangeOwnerRequestSchema: GenMessage<SetRangeOwnerRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_admin, 6);
+  messageDesc(file_tessera_v1_admin, 8);
 
 /**
  * @generated from message tessera.v1.SetRangeStateRequest
@@ -240,7 +320,7 @@ export type SetRangeStateRequest = Message<"tessera.v1.SetRangeStateRequest"> & 
  * Use `create(SetRangeStateRequestSchema)` to create a new message.
  */
 export const SetRangeStateRequestSchema: GenMessage<SetRangeStateRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_admin, 7);
+  messageDesc(file_tessera_v1_admin, 9);
 
 /**
  * @generated from message tessera.v1.DistributeTableRequest
@@ -272,7 +352,7 @@ export type DistributeTableRequest = Message<"tessera.v1.DistributeTableRequest"
  * Use `create(DistributeTableRequestSchema)` to create a new message.
  */
 export const DistributeTableRequestSchema: GenMessage<DistributeTableRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_admin, 8);
+  messageDesc(file_tessera_v1_admin, 10);
 
 /**
  * @generated from message tessera.v1.ReferenceTableRequest
@@ -294,7 +374,7 @@ export type ReferenceTableRequest = Message<"tessera.v1.ReferenceTableRequest"> 
  * Use `create(ReferenceTableRequestSchema)` to create a new message.
  */
 export const ReferenceTableRequestSchema: GenMessage<ReferenceTableRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_admin, 9);
+  messageDesc(file_tessera_v1_admin, 11);
 
 /**
  * @generated from message tessera.v1.DropTableRequest
@@ -316,7 +396,7 @@ export type DropTableRequest = Message<"tessera.v1.DropTableRequest"> & {
  * Use `create(DropTableRequestSchema)` to create a new message.
  */
 export const DropTableRequestSchema: GenMessage<DropTableRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_admin, 10);
+  messageDesc(file_tessera_v1_admin, 12);
 
 /**
  * @generated from service tessera.v1.AdminService
@@ -404,6 +484,28 @@ export const AdminService: GenService<{
   dropTable: {
     methodKind: "unary";
     input: typeof DropTableRequestSchema;
+    output: typeof ChangeResponseSchema;
+  },
+  /**
+   * Registers a streaming replica of a node; it joins the durable sync set once it is caught up.
+   *
+   * @generated from rpc tessera.v1.AdminService.AddReplica
+   */
+  addReplica: {
+    methodKind: "unary";
+    input: typeof AddReplicaRequestSchema;
+    output: typeof ChangeResponseSchema;
+  },
+  /**
+   * Makes a fenced former primary a replica of the current primary (pg_rewind, or a fresh base
+   * backup when rewinding is impossible); answers once it streams again. It is eligible for
+   * promotion again once it is caught up and synchronous.
+   *
+   * @generated from rpc tessera.v1.AdminService.RejoinNode
+   */
+  rejoinNode: {
+    methodKind: "unary";
+    input: typeof RejoinNodeRequestSchema;
     output: typeof ChangeResponseSchema;
   },
 }> = /*@__PURE__*/

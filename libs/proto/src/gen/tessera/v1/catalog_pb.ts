@@ -12,7 +12,43 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tessera/v1/catalog.proto.
  */
 export const file_tessera_v1_catalog: GenFile = /*@__PURE__*/
-  fileDesc("Chh0ZXNzZXJhL3YxL2NhdGFsb2cucHJvdG8SCnRlc3NlcmEudjEipgEKBE5vZGUSDAoEbmFtZRgBIAEoCRIMCgRob3N0GAIgASgJEgwKBHBvcnQYAyABKAUSIgoEcm9sZRgEIAEoDjIULnRlc3NlcmEudjEuTm9kZVJvbGUSJAoFc3RhdGUYBSABKA4yFS50ZXNzZXJhLnYxLk5vZGVTdGF0ZRIUCgxyZXBsaWNhX2hvc3QYBiABKAkSFAoMcmVwbGljYV9wb3J0GAcgASgFIk0KCEtleXNwYWNlEgwKBG5hbWUYASABKAkSJQoIa2V5X3R5cGUYAiABKA4yEy50ZXNzZXJhLnYxLktleVR5cGUSDAoEc2VlZBgDIAEoAyJnCgVSYW5nZRIQCghrZXlzcGFjZRgBIAEoCRIKCgJsbxgCIAEoAxIKCgJoaRgDIAEoAxINCgVvd25lchgEIAEoCRIlCgVzdGF0ZRgFIAEoDjIWLnRlc3NlcmEudjEuUmFuZ2VTdGF0ZSJwCgVUYWJsZRIOCgZzY2hlbWEYASABKAkSDAoEbmFtZRgCIAEoCRIjCgRraW5kGAMgASgOMhUudGVzc2VyYS52MS5UYWJsZUtpbmQSEAoIa2V5c3BhY2UYBCABKAkSEgoKa2V5X2NvbHVtbhgFIAEoCSJZCgpSb3V0ZXJJbmZvEgoKAmlkGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSGQoRbGFzdF9oZWFydGJlYXRfbXMYAyABKAMSEwoLYWNrZWRfZXBvY2gYBCABKAMiZQoJUmFuZ2VNb3ZlEhAKCGtleXNwYWNlGAEgASgJEgoKAmxvGAIgASgDEgoKAmhpGAMgASgDEg4KBmpvYl9pZBgEIAEoAxIOCgZzb3VyY2UYBSABKAkSDgoGdGFyZ2V0GAYgASgJIuMBCgdDYXRhbG9nEg0KBWVwb2NoGAEgASgDEhMKC2NsdXN0ZXJfdWlkGAIgASgJEh8KBW5vZGVzGAMgAygLMhAudGVzc2VyYS52MS5Ob2RlEicKCWtleXNwYWNlcxgEIAMoCzIULnRlc3NlcmEudjEuS2V5c3BhY2USIQoGcmFuZ2VzGAUgAygLMhEudGVzc2VyYS52MS5SYW5nZRIhCgZ0YWJsZXMYBiADKAsyES50ZXNzZXJhLnYxLlRhYmxlEiQKBW1vdmVzGAcgAygLMhUudGVzc2VyYS52MS5SYW5nZU1vdmUiEwoRR2V0Q2F0YWxvZ1JlcXVlc3QiKgoTV2F0Y2hDYXRhbG9nUmVxdWVzdBITCgthZnRlcl9lcG9jaBgBIAEoAyI0ChVSZWdpc3RlclJvdXRlclJlcXVlc3QSCgoCaWQYASABKAkSDwoHYWRkcmVzcxgCIAEoCSInChZSZWdpc3RlclJvdXRlclJlc3BvbnNlEg0KBWVwb2NoGAEgASgDIjMKD0Fja0Vwb2NoUmVxdWVzdBIRCglyb3V0ZXJfaWQYASABKAkSDQoFZXBvY2gYAiABKAMiEgoQQWNrRXBvY2hSZXNwb25zZSIUChJMaXN0Um91dGVyc1JlcXVlc3QiPgoTTGlzdFJvdXRlcnNSZXNwb25zZRInCgdyb3V0ZXJzGAEgAygLMhYudGVzc2VyYS52MS5Sb3V0ZXJJbmZvKk0KCE5vZGVSb2xlEhkKFU5PREVfUk9MRV9VTlNQRUNJRklFRBAAEhIKDk5PREVfUk9MRV9IT01FEAESEgoOTk9ERV9ST0xFX0RBVEEQAiqHAQoJTm9kZVN0YXRlEhoKFk5PREVfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJOT0RFX1NUQVRFX0pPSU5JTkcQARIVChFOT0RFX1NUQVRFX0FDVElWRRACEhcKE05PREVfU1RBVEVfRFJBSU5JTkcQAxIWChJOT0RFX1NUQVRFX1JFTU9WRUQQBCqHAQoHS2V5VHlwZRIYChRLRVlfVFlQRV9VTlNQRUNJRklFRBAAEhMKD0tFWV9UWVBFX0JJR0lOVBABEhAKDEtFWV9UWVBFX0lOVBACEhUKEUtFWV9UWVBFX1NNQUxMSU5UEAMSEQoNS0VZX1RZUEVfVEVYVBAEEhEKDUtFWV9UWVBFX1VVSUQQBSpZCgpSYW5nZVN0YXRlEhsKF1JBTkdFX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSUkFOR0VfU1RBVEVfQUNUSVZFEAESFgoSUkFOR0VfU1RBVEVfRlJPWkVOEAIqcAoJVGFibGVLaW5kEhoKFlRBQkxFX0tJTkRfVU5TUEVDSUZJRUQQABIWChJUQUJMRV9LSU5EX1NIQVJERUQQARIYChRUQUJMRV9LSU5EX1JFRkVSRU5DRRACEhUKEVRBQkxFX0tJTkRfR0xPQkFMEAMymgEKDkNhdGFsb2dTZXJ2aWNlEkAKCkdldENhdGFsb2cSHS50ZXNzZXJhLnYxLkdldENhdGFsb2dSZXF1ZXN0GhMudGVzc2VyYS52MS5DYXRhbG9nEkYKDFdhdGNoQ2F0YWxvZxIfLnRlc3NlcmEudjEuV2F0Y2hDYXRhbG9nUmVxdWVzdBoTLnRlc3NlcmEudjEuQ2F0YWxvZzABMv8BCg1Sb3V0ZXJTZXJ2aWNlElcKDlJlZ2lzdGVyUm91dGVyEiEudGVzc2VyYS52MS5SZWdpc3RlclJvdXRlclJlcXVlc3QaIi50ZXNzZXJhLnYxLlJlZ2lzdGVyUm91dGVyUmVzcG9uc2USRQoIQWNrRXBvY2gSGy50ZXNzZXJhLnYxLkFja0Vwb2NoUmVxdWVzdBocLnRlc3NlcmEudjEuQWNrRXBvY2hSZXNwb25zZRJOCgtMaXN0Um91dGVycxIeLnRlc3NlcmEudjEuTGlzdFJvdXRlcnNSZXF1ZXN0Gh8udGVzc2VyYS52MS5MaXN0Um91dGVyc1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("Chh0ZXNzZXJhL3YxL2NhdGFsb2cucHJvdG8SCnRlc3NlcmEudjEiXAoHUmVwbGljYRIMCgRob3N0GAEgASgJEgwKBHBvcnQYAiABKAUSJwoFc3RhdGUYAyABKA4yGC50ZXNzZXJhLnYxLlJlcGxpY2FTdGF0ZRIMCgRuYW1lGAQgASgJIucCCgROb2RlEgwKBG5hbWUYASABKAkSDAoEaG9zdBgCIAEoCRIMCgRwb3J0GAMgASgFEiIKBHJvbGUYBCABKA4yFC50ZXNzZXJhLnYxLk5vZGVSb2xlEiQKBXN0YXRlGAUgASgOMhUudGVzc2VyYS52MS5Ob2RlU3RhdGUSFAoMcmVwbGljYV9ob3N0GAYgASgJEhQKDHJlcGxpY2FfcG9ydBgHIAEoBRIlCghyZXBsaWNhcxgIIAMoCzITLnRlc3NlcmEudjEuUmVwbGljYRIUCgxmYWlsaW5nX292ZXIYCSABKAgSEAoIZGVncmFkZWQYCiABKAgSFwoPZGVncmFkZWRfcmVhc29uGAsgASgJEhkKEWRlZ3JhZGVkX3NpbmNlX21zGAwgASgDEiMKB2hhX21vZGUYDSABKA4yEi50ZXNzZXJhLnYxLkhhTW9kZRIXCg9mYWlsb3Zlcl90YXJnZXQYDiABKAkiTQoIS2V5c3BhY2USDAoEbmFtZRgBIAEoCRIlCghrZXlfdHlwZRgCIAEoDjITLnRlc3NlcmEudjEuS2V5VHlwZRIMCgRzZWVkGAMgASgDImcKBVJhbmdlEhAKCGtleXNwYWNlGAEgASgJEgoKAmxvGAIgASgDEgoKAmhpGAMgASgDEg0KBW93bmVyGAQgASgJEiUKBXN0YXRlGAUgASgOMhYudGVzc2VyYS52MS5SYW5nZVN0YXRlInAKBVRhYmxlEg4KBnNjaGVtYRgBIAEoCRIMCgRuYW1lGAIgASgJEiMKBGtpbmQYAyABKA4yFS50ZXNzZXJhLnYxLlRhYmxlS2luZBIQCghrZXlzcGFjZRgEIAEoCRISCgprZXlfY29sdW1uGAUgASgJIlkKClJvdXRlckluZm8SCgoCaWQYASABKAkSDwoHYWRkcmVzcxgCIAEoCRIZChFsYXN0X2hlYXJ0YmVhdF9tcxgDIAEoAxITCgthY2tlZF9lcG9jaBgEIAEoAyJlCglSYW5nZU1vdmUSEAoIa2V5c3BhY2UYASABKAkSCgoCbG8YAiABKAMSCgoCaGkYAyABKAMSDgoGam9iX2lkGAQgASgDEg4KBnNvdXJjZRgFIAEoCRIOCgZ0YXJnZXQYBiABKAki4wEKB0NhdGFsb2cSDQoFZXBvY2gYASABKAMSEwoLY2x1c3Rlcl91aWQYAiABKAkSHwoFbm9kZXMYAyADKAsyEC50ZXNzZXJhLnYxLk5vZGUSJwoJa2V5c3BhY2VzGAQgAygLMhQudGVzc2VyYS52MS5LZXlzcGFjZRIhCgZyYW5nZXMYBSADKAsyES50ZXNzZXJhLnYxLlJhbmdlEiEKBnRhYmxlcxgGIAMoCzIRLnRlc3NlcmEudjEuVGFibGUSJAoFbW92ZXMYByADKAsyFS50ZXNzZXJhLnYxLlJhbmdlTW92ZSITChFHZXRDYXRhbG9nUmVxdWVzdCIqChNXYXRjaENhdGFsb2dSZXF1ZXN0EhMKC2FmdGVyX2Vwb2NoGAEgASgDIjQKFVJlZ2lzdGVyUm91dGVyUmVxdWVzdBIKCgJpZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJIicKFlJlZ2lzdGVyUm91dGVyUmVzcG9uc2USDQoFZXBvY2gYASABKAMiMwoPQWNrRXBvY2hSZXF1ZXN0EhEKCXJvdXRlcl9pZBgBIAEoCRINCgVlcG9jaBgCIAEoAyISChBBY2tFcG9jaFJlc3BvbnNlIhQKEkxpc3RSb3V0ZXJzUmVxdWVzdCI+ChNMaXN0Um91dGVyc1Jlc3BvbnNlEicKB3JvdXRlcnMYASADKAsyFi50ZXNzZXJhLnYxLlJvdXRlckluZm8qTQoITm9kZVJvbGUSGQoVTk9ERV9ST0xFX1VOU1BFQ0lGSUVEEAASEgoOTk9ERV9ST0xFX0hPTUUQARISCg5OT0RFX1JPTEVfREFUQRACKocBCglOb2RlU3RhdGUSGgoWTk9ERV9TVEFURV9VTlNQRUNJRklFRBAAEhYKEk5PREVfU1RBVEVfSk9JTklORxABEhUKEU5PREVfU1RBVEVfQUNUSVZFEAISFwoTTk9ERV9TVEFURV9EUkFJTklORxADEhYKEk5PREVfU1RBVEVfUkVNT1ZFRBAEKpsBCgxSZXBsaWNhU3RhdGUSHQoZUkVQTElDQV9TVEFURV9VTlNQRUNJRklFRBAAEh0KGVJFUExJQ0FfU1RBVEVfQ0FUQ0hJTkdfVVAQARIWChJSRVBMSUNBX1NUQVRFX1NZTkMQAhIYChRSRVBMSUNBX1NUQVRFX0ZFTkNFRBADEhsKF1JFUExJQ0FfU1RBVEVfUkVKT0lOSU5HEAQqXAoGSGFNb2RlEhcKE0hBX01PREVfVU5TUEVDSUZJRUQQABISCg5IQV9NT0RFX05BVElWRRABEhMKD0hBX01PREVfUEFUUk9OSRACEhAKDEhBX01PREVfQ05QRxADKocBCgdLZXlUeXBlEhgKFEtFWV9UWVBFX1VOU1BFQ0lGSUVEEAASEwoPS0VZX1RZUEVfQklHSU5UEAESEAoMS0VZX1RZUEVfSU5UEAISFQoRS0VZX1RZUEVfU01BTExJTlQQAxIRCg1LRVlfVFlQRV9URVhUEAQSEQoNS0VZX1RZUEVfVVVJRBAFKlkKClJhbmdlU3RhdGUSGwoXUkFOR0VfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJSQU5HRV9TVEFURV9BQ1RJVkUQARIWChJSQU5HRV9TVEFURV9GUk9aRU4QAipwCglUYWJsZUtpbmQSGgoWVEFCTEVfS0lORF9VTlNQRUNJRklFRBAAEhYKElRBQkxFX0tJTkRfU0hBUkRFRBABEhgKFFRBQkxFX0tJTkRfUkVGRVJFTkNFEAISFQoRVEFCTEVfS0lORF9HTE9CQUwQAzKaAQoOQ2F0YWxvZ1NlcnZpY2USQAoKR2V0Q2F0YWxvZxIdLnRlc3NlcmEudjEuR2V0Q2F0YWxvZ1JlcXVlc3QaEy50ZXNzZXJhLnYxLkNhdGFsb2cSRgoMV2F0Y2hDYXRhbG9nEh8udGVzc2VyYS52MS5XYXRjaENhdGFsb2dSZXF1ZXN0GhMudGVzc2VyYS52MS5DYXRhbG9nMAEy/wEKDVJvdXRlclNlcnZpY2USVwoOUmVnaXN0ZXJSb3V0ZXISIS50ZXNzZXJhLnYxLlJlZ2lzdGVyUm91dGVyUmVxdWVzdBoiLnRlc3NlcmEudjEuUmVnaXN0ZXJSb3V0ZXJSZXNwb25zZRJFCghBY2tFcG9jaBIbLnRlc3NlcmEudjEuQWNrRXBvY2hSZXF1ZXN0GhwudGVzc2VyYS52MS5BY2tFcG9jaFJlc3BvbnNlEk4KC0xpc3RSb3V0ZXJzEh4udGVzc2VyYS52MS5MaXN0Um91dGVyc1JlcXVlc3QaHy50ZXNzZXJhLnYxLkxpc3RSb3V0ZXJzUmVzcG9uc2ViBnByb3RvMw");
+
+/**
+ * A streaming replica of a node (or a fenced former primary waiting to rejoin as one).
+ *
+ * @generated from message tessera.v1.Replica
+ */
+export type Replica = Message<"tessera.v1.Replica"> & {
+  /**
+   * @generated from field: string host = 1;
+   */
+  host: string;
+
+  /**
+   * @generated from field: int32 port = 2;
+   */
+  port: number;
+
+  /**
+   * @generated from field: tessera.v1.ReplicaState state = 3;
+   */
+  state: ReplicaState;
+
+  /**
+   * The application_name it streams under (synchronous_standby_names, pg_stat_replication).
+   *
+   * @generated from field: string name = 4;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message tessera.v1.Replica.
+ * Use `create(ReplicaSchema)` to create a new message.
+ */
+export const ReplicaSchema: GenMessage<Replica> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_catalog, 0);
 
 /**
  * @generated from message tessera.v1.Node
@@ -24,6 +60,8 @@ export type Node = Message<"tessera.v1.Node"> & {
   name: string;
 
   /**
+   * The primary's address.
+   *
    * @generated from field: string host = 2;
    */
   host: string;
@@ -44,7 +82,8 @@ export type Node = Message<"tessera.v1.Node"> & {
   state: NodeState;
 
   /**
-   * Address of the node's streaming replica, if it has one ("" and 0 otherwise).
+   * Address of the node's first streaming replica, if it has one ("" and 0 otherwise); `replicas`
+   * has them all, with their state.
    *
    * @generated from field: string replica_host = 6;
    */
@@ -54,6 +93,52 @@ export type Node = Message<"tessera.v1.Node"> & {
    * @generated from field: int32 replica_port = 7;
    */
   replicaPort: number;
+
+  /**
+   * @generated from field: repeated tessera.v1.Replica replicas = 8;
+   */
+  replicas: Replica[];
+
+  /**
+   * Set while the node fails over: routers hold its statements until an epoch clears it, with the
+   * new primary's address in host and port.
+   *
+   * @generated from field: bool failing_over = 9;
+   */
+  failingOver: boolean;
+
+  /**
+   * No replica of the durable sync set is streaming: with durability "preferred" the primary
+   * commits alone and failover is refused until a replica is synchronous again; with "required"
+   * commits wait.
+   *
+   * @generated from field: bool degraded = 10;
+   */
+  degraded: boolean;
+
+  /**
+   * @generated from field: string degraded_reason = 11;
+   */
+  degradedReason: string;
+
+  /**
+   * Unix milliseconds when it became degraded (0 when not degraded).
+   *
+   * @generated from field: int64 degraded_since_ms = 12;
+   */
+  degradedSinceMs: bigint;
+
+  /**
+   * @generated from field: tessera.v1.HaMode ha_mode = 13;
+   */
+  haMode: HaMode;
+
+  /**
+   * host:port of the replica being promoted while failing_over ("" otherwise).
+   *
+   * @generated from field: string failover_target = 14;
+   */
+  failoverTarget: string;
 };
 
 /**
@@ -61,7 +146,7 @@ export type Node = Message<"tessera.v1.Node"> & {
  * Use `create(NodeSchema)` to create a new message.
  */
 export const NodeSchema: GenMessage<Node> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 0);
+  messageDesc(file_tessera_v1_catalog, 1);
 
 /**
  * @generated from message tessera.v1.Keyspace
@@ -90,7 +175,7 @@ export type Keyspace = Message<"tessera.v1.Keyspace"> & {
  * Use `create(KeyspaceSchema)` to create a new message.
  */
 export const KeyspaceSchema: GenMessage<Keyspace> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 1);
+  messageDesc(file_tessera_v1_catalog, 2);
 
 /**
  * A slice [lo, hi] (both inclusive) of the signed 64-bit hash space of one keyspace.
@@ -131,7 +216,7 @@ export type Range = Message<"tessera.v1.Range"> & {
  * Use `create(RangeSchema)` to create a new message.
  */
 export const RangeSchema: GenMessage<Range> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 2);
+  messageDesc(file_tessera_v1_catalog, 3);
 
 /**
  * @generated from message tessera.v1.Table
@@ -170,7 +255,7 @@ export type Table = Message<"tessera.v1.Table"> & {
  * Use `create(TableSchema)` to create a new message.
  */
 export const TableSchema: GenMessage<Table> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 3);
+  messageDesc(file_tessera_v1_catalog, 4);
 
 /**
  * @generated from message tessera.v1.RouterInfo
@@ -204,7 +289,7 @@ export type RouterInfo = Message<"tessera.v1.RouterInfo"> & {
  * Use `create(RouterInfoSchema)` to create a new message.
  */
 export const RouterInfoSchema: GenMessage<RouterInfo> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 4);
+  messageDesc(file_tessera_v1_catalog, 5);
 
 /**
  * A move of a range in progress (a mover job): from the job's prepare until its teardown. Routers
@@ -249,7 +334,7 @@ export type RangeMove = Message<"tessera.v1.RangeMove"> & {
  * Use `create(RangeMoveSchema)` to create a new message.
  */
 export const RangeMoveSchema: GenMessage<RangeMove> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 5);
+  messageDesc(file_tessera_v1_catalog, 6);
 
 /**
  * One whole, consistent catalog at one epoch.
@@ -304,7 +389,7 @@ export type Catalog = Message<"tessera.v1.Catalog"> & {
  * Use `create(CatalogSchema)` to create a new message.
  */
 export const CatalogSchema: GenMessage<Catalog> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 6);
+  messageDesc(file_tessera_v1_catalog, 7);
 
 /**
  * @generated from message tessera.v1.GetCatalogRequest
@@ -317,7 +402,7 @@ export type GetCatalogRequest = Message<"tessera.v1.GetCatalogRequest"> & {
  * Use `create(GetCatalogRequestSchema)` to create a new message.
  */
 export const GetCatalogRequestSchema: GenMessage<GetCatalogRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 7);
+  messageDesc(file_tessera_v1_catalog, 8);
 
 /**
  * @generated from message tessera.v1.WatchCatalogRequest
@@ -336,7 +421,7 @@ export type WatchCatalogRequest = Message<"tessera.v1.WatchCatalogRequest"> & {
  * Use `create(WatchCatalogRequestSchema)` to create a new message.
  */
 export const WatchCatalogRequestSchema: GenMessage<WatchCatalogRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 8);
+  messageDesc(file_tessera_v1_catalog, 9);
 
 /**
  * @generated from message tessera.v1.RegisterRouterRequest
@@ -358,7 +443,7 @@ export type RegisterRouterRequest = Message<"tessera.v1.RegisterRouterRequest"> 
  * Use `create(RegisterRouterRequestSchema)` to create a new message.
  */
 export const RegisterRouterRequestSchema: GenMessage<RegisterRouterRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 9);
+  messageDesc(file_tessera_v1_catalog, 10);
 
 /**
  * @generated from message tessera.v1.RegisterRouterResponse
@@ -375,7 +460,7 @@ export type RegisterRouterResponse = Message<"tessera.v1.RegisterRouterResponse"
  * Use `create(RegisterRouterResponseSchema)` to create a new message.
  */
 export const RegisterRouterResponseSchema: GenMessage<RegisterRouterResponse> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 10);
+  messageDesc(file_tessera_v1_catalog, 11);
 
 /**
  * @generated from message tessera.v1.AckEpochRequest
@@ -397,7 +482,7 @@ export type AckEpochRequest = Message<"tessera.v1.AckEpochRequest"> & {
  * Use `create(AckEpochRequestSchema)` to create a new message.
  */
 export const AckEpochRequestSchema: GenMessage<AckEpochRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 11);
+  messageDesc(file_tessera_v1_catalog, 12);
 
 /**
  * @generated from message tessera.v1.AckEpochResponse
@@ -410,7 +495,7 @@ export type AckEpochResponse = Message<"tessera.v1.AckEpochResponse"> & {
  * Use `create(AckEpochResponseSchema)` to create a new message.
  */
 export const AckEpochResponseSchema: GenMessage<AckEpochResponse> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 12);
+  messageDesc(file_tessera_v1_catalog, 13);
 
 /**
  * @generated from message tessera.v1.ListRoutersRequest
@@ -423,7 +508,7 @@ export type ListRoutersRequest = Message<"tessera.v1.ListRoutersRequest"> & {
  * Use `create(ListRoutersRequestSchema)` to create a new message.
  */
 export const ListRoutersRequestSchema: GenMessage<ListRoutersRequest> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 13);
+  messageDesc(file_tessera_v1_catalog, 14);
 
 /**
  * @generated from message tessera.v1.ListRoutersResponse
@@ -440,7 +525,7 @@ export type ListRoutersResponse = Message<"tessera.v1.ListRoutersResponse"> & {
  * Use `create(ListRoutersResponseSchema)` to create a new message.
  */
 export const ListRoutersResponseSchema: GenMessage<ListRoutersResponse> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_catalog, 14);
+  messageDesc(file_tessera_v1_catalog, 15);
 
 /**
  * @generated from enum tessera.v1.NodeRole
@@ -505,6 +590,90 @@ export const NodeStateSchema: GenEnum<NodeState> = /*@__PURE__*/
   enumDesc(file_tessera_v1_catalog, 1);
 
 /**
+ * @generated from enum tessera.v1.ReplicaState
+ */
+export enum ReplicaState {
+  /**
+   * @generated from enum value: REPLICA_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Registered, streaming or catching up, but not in the durable sync set: never promoted.
+   *
+   * @generated from enum value: REPLICA_STATE_CATCHING_UP = 1;
+   */
+  CATCHING_UP = 1,
+
+  /**
+   * In the durable sync set: recorded only after it was named in the primary's
+   * synchronous_standby_names, streaming and caught up; the only kind of replica failover promotes.
+   *
+   * @generated from enum value: REPLICA_STATE_SYNC = 2;
+   */
+  SYNC = 2,
+
+  /**
+   * A former primary: kept stopped by its agent and never routed to, until `tessera nodes rejoin`.
+   *
+   * @generated from enum value: REPLICA_STATE_FENCED = 3;
+   */
+  FENCED = 3,
+
+  /**
+   * Being made a standby of the current primary (pg_rewind, or a fresh base backup).
+   *
+   * @generated from enum value: REPLICA_STATE_REJOINING = 4;
+   */
+  REJOINING = 4,
+}
+
+/**
+ * Describes the enum tessera.v1.ReplicaState.
+ */
+export const ReplicaStateSchema: GenEnum<ReplicaState> = /*@__PURE__*/
+  enumDesc(file_tessera_v1_catalog, 2);
+
+/**
+ * Who decides a node's failovers.
+ *
+ * @generated from enum tessera.v1.HaMode
+ */
+export enum HaMode {
+  /**
+   * @generated from enum value: HA_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Tessera's agents and coordinator: leases, the durable sync set, pg_promote.
+   *
+   * @generated from enum value: HA_MODE_NATIVE = 1;
+   */
+  NATIVE = 1,
+
+  /**
+   * Patroni decides; Tessera follows its REST API (/cluster) and re-routes.
+   *
+   * @generated from enum value: HA_MODE_PATRONI = 2;
+   */
+  PATRONI = 2,
+
+  /**
+   * CloudNativePG decides; Tessera follows the Cluster status (currentPrimary, targetPrimary).
+   *
+   * @generated from enum value: HA_MODE_CNPG = 3;
+   */
+  CNPG = 3,
+}
+
+/**
+ * Describes the enum tessera.v1.HaMode.
+ */
+export const HaModeSchema: GenEnum<HaMode> = /*@__PURE__*/
+  enumDesc(file_tessera_v1_catalog, 3);
+
+/**
  * @generated from enum tessera.v1.KeyType
  */
 export enum KeyType {
@@ -543,7 +712,7 @@ export enum KeyType {
  * Describes the enum tessera.v1.KeyType.
  */
 export const KeyTypeSchema: GenEnum<KeyType> = /*@__PURE__*/
-  enumDesc(file_tessera_v1_catalog, 2);
+  enumDesc(file_tessera_v1_catalog, 4);
 
 /**
  * @generated from enum tessera.v1.RangeState
@@ -571,7 +740,7 @@ export enum RangeState {
  * Describes the enum tessera.v1.RangeState.
  */
 export const RangeStateSchema: GenEnum<RangeState> = /*@__PURE__*/
-  enumDesc(file_tessera_v1_catalog, 3);
+  enumDesc(file_tessera_v1_catalog, 5);
 
 /**
  * @generated from enum tessera.v1.TableKind
@@ -608,7 +777,7 @@ export enum TableKind {
  * Describes the enum tessera.v1.TableKind.
  */
 export const TableKindSchema: GenEnum<TableKind> = /*@__PURE__*/
-  enumDesc(file_tessera_v1_catalog, 4);
+  enumDesc(file_tessera_v1_catalog, 6);
 
 /**
  * @generated from service tessera.v1.CatalogService

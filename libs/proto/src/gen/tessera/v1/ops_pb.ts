@@ -8,13 +8,15 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { NodeState, RangeState } from "./catalog_pb.js";
 import { file_tessera_v1_catalog } from "./catalog_pb.js";
+import type { Durability } from "./ha_pb.js";
+import { file_tessera_v1_ha } from "./ha_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file tessera/v1/ops.proto.
  */
 export const file_tessera_v1_ops: GenFile = /*@__PURE__*/
-  fileDesc("ChR0ZXNzZXJhL3YxL29wcy5wcm90bxIKdGVzc2VyYS52MSJiCgdKb2JTdGVwEg0KBWluZGV4GAEgASgFEgwKBG5hbWUYAiABKAkSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEhUKDXByb2dyZXNzX2pzb24YBCABKAkiuwIKA0pvYhIKCgJpZBgBIAEoAxIMCgRraW5kGAIgASgJEiMKBXN0YXRlGAMgASgOMhQudGVzc2VyYS52MS5Kb2JTdGF0ZRIRCglzcGVjX2pzb24YBCABKAkSIgoFc3RlcHMYBSADKAsyEy50ZXNzZXJhLnYxLkpvYlN0ZXASDQoFZXJyb3IYBiABKAkSEgoKY2xhaW1lZF9ieRgHIAEoCRISCgpjcmVhdGVkX21zGAggASgDEhIKCnVwZGF0ZWRfbXMYCSABKAMSFgoObGVhc2VfdW50aWxfbXMYCiABKAMSDQoFcGhhc2UYCyABKAkSEwoLcmVzdWx0X2pzb24YDCABKAkSEQoJdGFrZW92ZXJzGA0gASgFEhEKCWNvbW1pdHRlZBgOIAEoCBIRCglwYXJlbnRfaWQYDyABKAMiVQoQU3VibWl0Sm9iUmVxdWVzdBIMCgRraW5kGAEgASgJEhEKCXNwZWNfanNvbhgCIAEoCRINCgVzdGVwcxgDIAMoCRIRCglwYXJlbnRfaWQYBCABKAMiGwoNR2V0Sm9iUmVxdWVzdBIKCgJpZBgBIAEoAyIxCg9MaXN0Sm9ic1JlcXVlc3QSCwoDYWxsGAEgASgIEhEKCXBhcmVudF9pZBgCIAEoAyIxChBMaXN0Sm9ic1Jlc3BvbnNlEh0KBGpvYnMYASADKAsyDy50ZXNzZXJhLnYxLkpvYiJGCg9DbGFpbUpvYlJlcXVlc3QSEAoIbW92ZXJfaWQYASABKAkSEAoIbGVhc2VfbXMYAiABKAMSDwoHcnVubmluZxgDIAMoAyI9ChBDbGFpbUpvYlJlc3BvbnNlEiEKA2pvYhgBIAEoCzIPLnRlc3NlcmEudjEuSm9iSACIAQFCBgoEX2pvYiK4AQoRUmVwb3J0U3RlcFJlcXVlc3QSDgoGam9iX2lkGAEgASgDEhIKCnN0ZXBfaW5kZXgYAiABKAUSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEhUKDXByb2dyZXNzX2pzb24YBCABKAkSDQoFZXJyb3IYBSABKAkSEAoIbW92ZXJfaWQYBiABKAkSDQoFcGhhc2UYByABKAkSEwoLcmVzdWx0X2pzb24YCCABKAkiHgoQQ2FuY2VsSm9iUmVxdWVzdBIKCgJpZBgBIAEoAyJKChRSZW5ld0pvYkxlYXNlUmVxdWVzdBIOCgZqb2JfaWQYASABKAMSEAoIbW92ZXJfaWQYAiABKAkSEAoIbGVhc2VfbXMYAyABKAMifQoQRmluaXNoSm9iUmVxdWVzdBIOCgZqb2JfaWQYASABKAMSEAoIbW92ZXJfaWQYAiABKAkSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEg0KBWVycm9yGAQgASgJEhMKC3Jlc3VsdF9qc29uGAUgASgJIqIBCg1DbGVhbnVwUmVjb3JkEg4KBmpvYl9pZBgBIAEoAxIMCgRub2RlGAIgASgJEhAKCGRhdGFiYXNlGAMgASgJEgwKBGtpbmQYBCABKAkSDAoEbmFtZRgFIAEoCRIOCgZwb2xpY3kYBiABKAkSEwoLZGV0YWlsX2pzb24YByABKAkSDAoEZG9uZRgIIAEoCBISCgpjcmVhdGVkX21zGAkgASgDIlMKFFJlY29yZENsZWFudXBSZXF1ZXN0EhAKCG1vdmVyX2lkGAEgASgJEikKBnJlY29yZBgCIAEoCzIZLnRlc3NlcmEudjEuQ2xlYW51cFJlY29yZCIkChJMaXN0Q2xlYW51cFJlcXVlc3QSDgoGam9iX2lkGAEgASgDIkEKE0xpc3RDbGVhbnVwUmVzcG9uc2USKgoHcmVjb3JkcxgBIAMoCzIZLnRlc3NlcmEudjEuQ2xlYW51cFJlY29yZCJ2ChZNYXJrQ2xlYW51cERvbmVSZXF1ZXN0EhAKCG1vdmVyX2lkGAEgASgJEg4KBmpvYl9pZBgCIAEoAxIMCgRub2RlGAMgASgJEhAKCGRhdGFiYXNlGAQgASgJEgwKBGtpbmQYBSABKAkSDAoEbmFtZRgGIAEoCSKtAQoVSm9iUmFuZ2VDaGFuZ2VSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoAxIQCghtb3Zlcl9pZBgCIAEoCRIQCghrZXlzcGFjZRgDIAEoCRIKCgJsbxgEIAEoAxIKCgJoaRgFIAEoAxINCgVvd25lchgGIAEoCRIlCgVzdGF0ZRgHIAEoDjIWLnRlc3NlcmEudjEuUmFuZ2VTdGF0ZRISCgpjb21taXRfam9iGAggASgIIpEBChNKb2JSYW5nZU1vdmVSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoAxIQCghtb3Zlcl9pZBgCIAEoCRIQCghrZXlzcGFjZRgDIAEoCRIKCgJsbxgEIAEoAxIKCgJoaRgFIAEoAxIOCgZzb3VyY2UYBiABKAkSDgoGdGFyZ2V0GAcgASgJEg4KBnJlbW92ZRgIIAEoCCKIAQoUSm9iTm9kZUNoYW5nZVJlcXVlc3QSDgoGam9iX2lkGAEgASgDEhAKCG1vdmVyX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSJAoFc3RhdGUYBCABKA4yFS50ZXNzZXJhLnYxLk5vZGVTdGF0ZRIMCgRob3N0GAUgASgJEgwKBHBvcnQYBiABKAUiIgoRSm9iQ2hhbmdlUmVzcG9uc2USDQoFZXBvY2gYASABKAMiNgoRQXdhaXRFcG9jaFJlcXVlc3QSDQoFZXBvY2gYASABKAMSEgoKdGltZW91dF9tcxgCIAEoAyJbChJBd2FpdEVwb2NoUmVzcG9uc2USDwoHcmVhY2hlZBgBIAEoCBITCgt3YWl0aW5nX2ZvchgCIAMoCRIMCgRnb25lGAMgAygJEhEKCXdhaXRlZF9tcxgEIAEoAyI7ChdSZW5ld1JvdXRlckxlYXNlUmVxdWVzdBIRCglyb3V0ZXJfaWQYASABKAkSDQoFZXBvY2gYAiABKAMiOwoYUmVuZXdSb3V0ZXJMZWFzZVJlc3BvbnNlEhAKCGxlYXNlX21zGAEgASgDEg0KBWVwb2NoGAIgASgDIiwKF0RlcmVnaXN0ZXJSb3V0ZXJSZXF1ZXN0EhEKCXJvdXRlcl9pZBgBIAEoCSIaChhEZXJlZ2lzdGVyUm91dGVyUmVzcG9uc2UiWwoNRGVjaWRlUmVxdWVzdBIMCgR0eGlkGAEgASgJEiYKCGRlY2lzaW9uGAIgASgOMhQudGVzc2VyYS52MS5EZWNpc2lvbhIUCgxwYXJ0aWNpcGFudHMYAyADKAkiOAoORGVjaWRlUmVzcG9uc2USJgoIZGVjaXNpb24YASABKA4yFC50ZXNzZXJhLnYxLkRlY2lzaW9uIiIKEkdldERlY2lzaW9uUmVxdWVzdBIMCgR0eGlkGAEgASgJImsKCVR4blJlY29yZBIMCgR0eGlkGAEgASgJEiYKCGRlY2lzaW9uGAIgASgOMhQudGVzc2VyYS52MS5EZWNpc2lvbhIUCgxwYXJ0aWNpcGFudHMYAyADKAkSEgoKZGVjaWRlZF9tcxgEIAEoAyIUChJMaXN0SW5Eb3VidFJlcXVlc3QiZAoKSW5Eb3VidFR4bhILCgNnaWQYASABKAkSDAoEbm9kZRgCIAEoCRImCghkZWNpc2lvbhgDIAEoDjIULnRlc3NlcmEudjEuRGVjaXNpb24SEwoLcHJlcGFyZWRfbXMYBCABKAMiOwoTTGlzdEluRG91YnRSZXNwb25zZRIkCgR0eG5zGAEgAygLMhYudGVzc2VyYS52MS5JbkRvdWJ0VHhuIh4KDlJlc29sdmVSZXF1ZXN0EgwKBHR4aWQYASABKAkiOQoPUmVzb2x2ZVJlc3BvbnNlEhEKCWNvbW1pdHRlZBgBIAEoBRITCgtyb2xsZWRfYmFjaxgCIAEoBSK9AQoLQWdlbnRSZXBvcnQSDAoEbm9kZRgBIAEoCRIPCgdyZXBsaWNhGAIgASgIEhEKCXJlYWNoYWJsZRgDIAEoCBITCgtpbl9yZWNvdmVyeRgEIAEoCBILCgNsc24YBSABKAkSHQoVcmVwbGljYXRpb25fbGFnX2J5dGVzGAYgASgDEhMKC2Nvbm5lY3Rpb25zGAcgASgFEhcKD2Rpc2tfZnJlZV9ieXRlcxgIIAEoAxINCgVhdF9tcxgJIAEoAyIwCg5BZ2VudERpcmVjdGl2ZRIOCgZhY3Rpb24YASABKAkSDgoGcmVhc29uGAIgASgJKs0BCghKb2JTdGF0ZRIZChVKT0JfU1RBVEVfVU5TUEVDSUZJRUQQABIVChFKT0JfU1RBVEVfUEVORElORxABEhUKEUpPQl9TVEFURV9SVU5OSU5HEAISEgoOSk9CX1NUQVRFX0RPTkUQAxIUChBKT0JfU1RBVEVfRkFJTEVEEAQSFwoTSk9CX1NUQVRFX0NBTkNFTExFRBAFEhgKFEpPQl9TVEFURV9DQU5DRUxMSU5HEAYSGwoXSk9CX1NUQVRFX1ZFUklGWV9GQUlMRUQQBypNCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhMKD0RFQ0lTSU9OX0NPTU1JVBABEhIKDkRFQ0lTSU9OX0FCT1JUEAIytggKCkpvYlNlcnZpY2USOgoJU3VibWl0Sm9iEhwudGVzc2VyYS52MS5TdWJtaXRKb2JSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISNAoGR2V0Sm9iEhkudGVzc2VyYS52MS5HZXRKb2JSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISRQoITGlzdEpvYnMSGy50ZXNzZXJhLnYxLkxpc3RKb2JzUmVxdWVzdBocLnRlc3NlcmEudjEuTGlzdEpvYnNSZXNwb25zZRJFCghDbGFpbUpvYhIbLnRlc3NlcmEudjEuQ2xhaW1Kb2JSZXF1ZXN0GhwudGVzc2VyYS52MS5DbGFpbUpvYlJlc3BvbnNlEkIKDVJlbmV3Sm9iTGVhc2USIC50ZXNzZXJhLnYxLlJlbmV3Sm9iTGVhc2VSZXF1ZXN0Gg8udGVzc2VyYS52MS5Kb2ISPAoKUmVwb3J0U3RlcBIdLnRlc3NlcmEudjEuUmVwb3J0U3RlcFJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhI6CglDYW5jZWxKb2ISHC50ZXNzZXJhLnYxLkNhbmNlbEpvYlJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhI6CglGaW5pc2hKb2ISHC50ZXNzZXJhLnYxLkZpbmlzaEpvYlJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhJMCg1SZWNvcmRDbGVhbnVwEiAudGVzc2VyYS52MS5SZWNvcmRDbGVhbnVwUmVxdWVzdBoZLnRlc3NlcmEudjEuQ2xlYW51cFJlY29yZBJOCgtMaXN0Q2xlYW51cBIeLnRlc3NlcmEudjEuTGlzdENsZWFudXBSZXF1ZXN0Gh8udGVzc2VyYS52MS5MaXN0Q2xlYW51cFJlc3BvbnNlElAKD01hcmtDbGVhbnVwRG9uZRIiLnRlc3NlcmEudjEuTWFya0NsZWFudXBEb25lUmVxdWVzdBoZLnRlc3NlcmEudjEuQ2xlYW51cFJlY29yZBJPCgtDaGFuZ2VSYW5nZRIhLnRlc3NlcmEudjEuSm9iUmFuZ2VDaGFuZ2VSZXF1ZXN0Gh0udGVzc2VyYS52MS5Kb2JDaGFuZ2VSZXNwb25zZRJRCg9DaGFuZ2VSYW5nZU1vdmUSHy50ZXNzZXJhLnYxLkpvYlJhbmdlTW92ZVJlcXVlc3QaHS50ZXNzZXJhLnYxLkpvYkNoYW5nZVJlc3BvbnNlEk0KCkNoYW5nZU5vZGUSIC50ZXNzZXJhLnYxLkpvYk5vZGVDaGFuZ2VSZXF1ZXN0Gh0udGVzc2VyYS52MS5Kb2JDaGFuZ2VSZXNwb25zZRJLCgpBd2FpdEVwb2NoEh0udGVzc2VyYS52MS5Bd2FpdEVwb2NoUmVxdWVzdBoeLnRlc3NlcmEudjEuQXdhaXRFcG9jaFJlc3BvbnNlMtIBChJSb3V0ZXJMZWFzZVNlcnZpY2USXQoQUmVuZXdSb3V0ZXJMZWFzZRIjLnRlc3NlcmEudjEuUmVuZXdSb3V0ZXJMZWFzZVJlcXVlc3QaJC50ZXNzZXJhLnYxLlJlbmV3Um91dGVyTGVhc2VSZXNwb25zZRJdChBEZXJlZ2lzdGVyUm91dGVyEiMudGVzc2VyYS52MS5EZXJlZ2lzdGVyUm91dGVyUmVxdWVzdBokLnRlc3NlcmEudjEuRGVyZWdpc3RlclJvdXRlclJlc3BvbnNlMqcCCgpUeG5TZXJ2aWNlEj8KBkRlY2lkZRIZLnRlc3NlcmEudjEuRGVjaWRlUmVxdWVzdBoaLnRlc3NlcmEudjEuRGVjaWRlUmVzcG9uc2USRAoLR2V0RGVjaXNpb24SHi50ZXNzZXJhLnYxLkdldERlY2lzaW9uUmVxdWVzdBoVLnRlc3NlcmEudjEuVHhuUmVjb3JkEk4KC0xpc3RJbkRvdWJ0Eh4udGVzc2VyYS52MS5MaXN0SW5Eb3VidFJlcXVlc3QaHy50ZXNzZXJhLnYxLkxpc3RJbkRvdWJ0UmVzcG9uc2USQgoHUmVzb2x2ZRIaLnRlc3NlcmEudjEuUmVzb2x2ZVJlcXVlc3QaGy50ZXNzZXJhLnYxLlJlc29sdmVSZXNwb25zZTJRCgxBZ2VudFNlcnZpY2USQQoGUmVwb3J0EhcudGVzc2VyYS52MS5BZ2VudFJlcG9ydBoaLnRlc3NlcmEudjEuQWdlbnREaXJlY3RpdmUoATABYgZwcm90bzM", [file_tessera_v1_catalog]);
+  fileDesc("ChR0ZXNzZXJhL3YxL29wcy5wcm90bxIKdGVzc2VyYS52MSJiCgdKb2JTdGVwEg0KBWluZGV4GAEgASgFEgwKBG5hbWUYAiABKAkSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEhUKDXByb2dyZXNzX2pzb24YBCABKAkiuwIKA0pvYhIKCgJpZBgBIAEoAxIMCgRraW5kGAIgASgJEiMKBXN0YXRlGAMgASgOMhQudGVzc2VyYS52MS5Kb2JTdGF0ZRIRCglzcGVjX2pzb24YBCABKAkSIgoFc3RlcHMYBSADKAsyEy50ZXNzZXJhLnYxLkpvYlN0ZXASDQoFZXJyb3IYBiABKAkSEgoKY2xhaW1lZF9ieRgHIAEoCRISCgpjcmVhdGVkX21zGAggASgDEhIKCnVwZGF0ZWRfbXMYCSABKAMSFgoObGVhc2VfdW50aWxfbXMYCiABKAMSDQoFcGhhc2UYCyABKAkSEwoLcmVzdWx0X2pzb24YDCABKAkSEQoJdGFrZW92ZXJzGA0gASgFEhEKCWNvbW1pdHRlZBgOIAEoCBIRCglwYXJlbnRfaWQYDyABKAMiVQoQU3VibWl0Sm9iUmVxdWVzdBIMCgRraW5kGAEgASgJEhEKCXNwZWNfanNvbhgCIAEoCRINCgVzdGVwcxgDIAMoCRIRCglwYXJlbnRfaWQYBCABKAMiGwoNR2V0Sm9iUmVxdWVzdBIKCgJpZBgBIAEoAyIxCg9MaXN0Sm9ic1JlcXVlc3QSCwoDYWxsGAEgASgIEhEKCXBhcmVudF9pZBgCIAEoAyIxChBMaXN0Sm9ic1Jlc3BvbnNlEh0KBGpvYnMYASADKAsyDy50ZXNzZXJhLnYxLkpvYiJGCg9DbGFpbUpvYlJlcXVlc3QSEAoIbW92ZXJfaWQYASABKAkSEAoIbGVhc2VfbXMYAiABKAMSDwoHcnVubmluZxgDIAMoAyI9ChBDbGFpbUpvYlJlc3BvbnNlEiEKA2pvYhgBIAEoCzIPLnRlc3NlcmEudjEuSm9iSACIAQFCBgoEX2pvYiK4AQoRUmVwb3J0U3RlcFJlcXVlc3QSDgoGam9iX2lkGAEgASgDEhIKCnN0ZXBfaW5kZXgYAiABKAUSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEhUKDXByb2dyZXNzX2pzb24YBCABKAkSDQoFZXJyb3IYBSABKAkSEAoIbW92ZXJfaWQYBiABKAkSDQoFcGhhc2UYByABKAkSEwoLcmVzdWx0X2pzb24YCCABKAkiHgoQQ2FuY2VsSm9iUmVxdWVzdBIKCgJpZBgBIAEoAyJKChRSZW5ld0pvYkxlYXNlUmVxdWVzdBIOCgZqb2JfaWQYASABKAMSEAoIbW92ZXJfaWQYAiABKAkSEAoIbGVhc2VfbXMYAyABKAMifQoQRmluaXNoSm9iUmVxdWVzdBIOCgZqb2JfaWQYASABKAMSEAoIbW92ZXJfaWQYAiABKAkSIwoFc3RhdGUYAyABKA4yFC50ZXNzZXJhLnYxLkpvYlN0YXRlEg0KBWVycm9yGAQgASgJEhMKC3Jlc3VsdF9qc29uGAUgASgJIqIBCg1DbGVhbnVwUmVjb3JkEg4KBmpvYl9pZBgBIAEoAxIMCgRub2RlGAIgASgJEhAKCGRhdGFiYXNlGAMgASgJEgwKBGtpbmQYBCABKAkSDAoEbmFtZRgFIAEoCRIOCgZwb2xpY3kYBiABKAkSEwoLZGV0YWlsX2pzb24YByABKAkSDAoEZG9uZRgIIAEoCBISCgpjcmVhdGVkX21zGAkgASgDIlMKFFJlY29yZENsZWFudXBSZXF1ZXN0EhAKCG1vdmVyX2lkGAEgASgJEikKBnJlY29yZBgCIAEoCzIZLnRlc3NlcmEudjEuQ2xlYW51cFJlY29yZCIkChJMaXN0Q2xlYW51cFJlcXVlc3QSDgoGam9iX2lkGAEgASgDIkEKE0xpc3RDbGVhbnVwUmVzcG9uc2USKgoHcmVjb3JkcxgBIAMoCzIZLnRlc3NlcmEudjEuQ2xlYW51cFJlY29yZCJ2ChZNYXJrQ2xlYW51cERvbmVSZXF1ZXN0EhAKCG1vdmVyX2lkGAEgASgJEg4KBmpvYl9pZBgCIAEoAxIMCgRub2RlGAMgASgJEhAKCGRhdGFiYXNlGAQgASgJEgwKBGtpbmQYBSABKAkSDAoEbmFtZRgGIAEoCSKtAQoVSm9iUmFuZ2VDaGFuZ2VSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoAxIQCghtb3Zlcl9pZBgCIAEoCRIQCghrZXlzcGFjZRgDIAEoCRIKCgJsbxgEIAEoAxIKCgJoaRgFIAEoAxINCgVvd25lchgGIAEoCRIlCgVzdGF0ZRgHIAEoDjIWLnRlc3NlcmEudjEuUmFuZ2VTdGF0ZRISCgpjb21taXRfam9iGAggASgIIpEBChNKb2JSYW5nZU1vdmVSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoAxIQCghtb3Zlcl9pZBgCIAEoCRIQCghrZXlzcGFjZRgDIAEoCRIKCgJsbxgEIAEoAxIKCgJoaRgFIAEoAxIOCgZzb3VyY2UYBiABKAkSDgoGdGFyZ2V0GAcgASgJEg4KBnJlbW92ZRgIIAEoCCKIAQoUSm9iTm9kZUNoYW5nZVJlcXVlc3QSDgoGam9iX2lkGAEgASgDEhAKCG1vdmVyX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSJAoFc3RhdGUYBCABKA4yFS50ZXNzZXJhLnYxLk5vZGVTdGF0ZRIMCgRob3N0GAUgASgJEgwKBHBvcnQYBiABKAUiIgoRSm9iQ2hhbmdlUmVzcG9uc2USDQoFZXBvY2gYASABKAMiNgoRQXdhaXRFcG9jaFJlcXVlc3QSDQoFZXBvY2gYASABKAMSEgoKdGltZW91dF9tcxgCIAEoAyJbChJBd2FpdEVwb2NoUmVzcG9uc2USDwoHcmVhY2hlZBgBIAEoCBITCgt3YWl0aW5nX2ZvchgCIAMoCRIMCgRnb25lGAMgAygJEhEKCXdhaXRlZF9tcxgEIAEoAyI7ChdSZW5ld1JvdXRlckxlYXNlUmVxdWVzdBIRCglyb3V0ZXJfaWQYASABKAkSDQoFZXBvY2gYAiABKAMiOwoYUmVuZXdSb3V0ZXJMZWFzZVJlc3BvbnNlEhAKCGxlYXNlX21zGAEgASgDEg0KBWVwb2NoGAIgASgDIiwKF0RlcmVnaXN0ZXJSb3V0ZXJSZXF1ZXN0EhEKCXJvdXRlcl9pZBgBIAEoCSIaChhEZXJlZ2lzdGVyUm91dGVyUmVzcG9uc2UiWwoNRGVjaWRlUmVxdWVzdBIMCgR0eGlkGAEgASgJEiYKCGRlY2lzaW9uGAIgASgOMhQudGVzc2VyYS52MS5EZWNpc2lvbhIUCgxwYXJ0aWNpcGFudHMYAyADKAkiOAoORGVjaWRlUmVzcG9uc2USJgoIZGVjaXNpb24YASABKA4yFC50ZXNzZXJhLnYxLkRlY2lzaW9uIiIKEkdldERlY2lzaW9uUmVxdWVzdBIMCgR0eGlkGAEgASgJImsKCVR4blJlY29yZBIMCgR0eGlkGAEgASgJEiYKCGRlY2lzaW9uGAIgASgOMhQudGVzc2VyYS52MS5EZWNpc2lvbhIUCgxwYXJ0aWNpcGFudHMYAyADKAkSEgoKZGVjaWRlZF9tcxgEIAEoAyIUChJMaXN0SW5Eb3VidFJlcXVlc3QiZAoKSW5Eb3VidFR4bhILCgNnaWQYASABKAkSDAoEbm9kZRgCIAEoCRImCghkZWNpc2lvbhgDIAEoDjIULnRlc3NlcmEudjEuRGVjaXNpb24SEwoLcHJlcGFyZWRfbXMYBCABKAMiOwoTTGlzdEluRG91YnRSZXNwb25zZRIkCgR0eG5zGAEgAygLMhYudGVzc2VyYS52MS5JbkRvdWJ0VHhuIh4KDlJlc29sdmVSZXF1ZXN0EgwKBHR4aWQYASABKAkiOQoPUmVzb2x2ZVJlc3BvbnNlEhEKCWNvbW1pdHRlZBgBIAEoBRITCgtyb2xsZWRfYmFjaxgCIAEoBSLJAQoNU3RhbmRieVN0YXR1cxIYChBhcHBsaWNhdGlvbl9uYW1lGAEgASgJEhMKC2NsaWVudF9hZGRyGAIgASgJEg0KBXN0YXRlGAMgASgJEhIKCnN5bmNfc3RhdGUYBCABKAkSEAoIc2VudF9sc24YBSABKAkSEQoJZmx1c2hfbHNuGAYgASgJEhIKCnJlcGxheV9sc24YByABKAkSFwoPZmx1c2hfbGFnX2J5dGVzGAggASgDEhQKDHJlcGx5X2FnZV9tcxgJIAEoAyJUCgpTbG90U3RhdHVzEgwKBG5hbWUYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZhY3RpdmUYAyABKAgSGgoScmV0YWluZWRfd2FsX2J5dGVzGAQgASgDIjgKD0RpcmVjdGl2ZVJlc3VsdBIKCgJpZBgBIAEoBBIKCgJvaxgCIAEoCBINCgVlcnJvchgDIAEoCSJxCgZIYVZpZXcSDgoGbGVhZGVyGAEgASgJEhUKDXN5bmNfc3RhbmRieXMYAiADKAkSDQoFcGhhc2UYAyABKAkSEAoIY2hhbmdpbmcYBCABKAgSEAoIdGltZWxpbmUYBSABKAMSDQoFZXJyb3IYBiABKAki2AQKC0FnZW50UmVwb3J0EgwKBG5vZGUYASABKAkSDwoHcmVwbGljYRgCIAEoCBIRCglyZWFjaGFibGUYAyABKAgSEwoLaW5fcmVjb3ZlcnkYBCABKAgSCwoDbHNuGAUgASgJEh0KFXJlcGxpY2F0aW9uX2xhZ19ieXRlcxgGIAEoAxITCgtjb25uZWN0aW9ucxgHIAEoBRIXCg9kaXNrX2ZyZWVfYnl0ZXMYCCABKAMSDQoFYXRfbXMYCSABKAMSDwoHYWRkcmVzcxgKIAEoCRIUCgxyZWNlaXZlZF9sc24YCyABKAkSFAoMcmVwbGF5ZWRfbHNuGAwgASgJEisKCHN0YW5kYnlzGA0gAygLMhkudGVzc2VyYS52MS5TdGFuZGJ5U3RhdHVzEiUKBXNsb3RzGA4gAygLMhYudGVzc2VyYS52MS5TbG90U3RhdHVzEgsKA3NlcRgPIAEoBBIOCgZmZW5jZWQYECABKAgSEAoIdGltZWxpbmUYESABKAMSIQoZc3luY2hyb25vdXNfc3RhbmRieV9uYW1lcxgSIAEoCRINCgVlcnJvchgTIAEoCRIMCgRtb2RlGBQgASgJEiwKB3Jlc3VsdHMYFSADKAsyGy50ZXNzZXJhLnYxLkRpcmVjdGl2ZVJlc3VsdBIeCgJoYRgWIAEoCzISLnRlc3NlcmEudjEuSGFWaWV3EhoKEmxlYXNlX3JlbWFpbmluZ19tcxgXIAEoAxIYChBzdG9wcGVkX2J5X2xlYXNlGBggASgIEhUKDWluc3RhbmNlX25hbWUYGSABKAkiywEKDkFnZW50RGlyZWN0aXZlEg4KBmFjdGlvbhgBIAEoCRIOCgZyZWFzb24YAiABKAkSCgoCaWQYAyABKAQSEAoIbGVhc2VfbXMYBCABKAMSEgoKcmVwb3J0X3NlcRgFIAEoBBIhChlzeW5jaHJvbm91c19zdGFuZGJ5X25hbWVzGAYgASgJEhQKDHByaW1hcnlfaG9zdBgHIAEoCRIUCgxwcmltYXJ5X3BvcnQYCCABKAUSGAoQYXBwbGljYXRpb25fbmFtZRgJIAEoCSISChBHZXRIZWFsdGhSZXF1ZXN0IkYKC0FnZW50U3RhdHVzEicKBnJlcG9ydBgBIAEoCzIXLnRlc3NlcmEudjEuQWdlbnRSZXBvcnQSDgoGYWdlX21zGAIgASgDIosBCgpOb2RlSGVhbHRoEgwKBG5vZGUYASABKAkSKgoKZHVyYWJpbGl0eRgCIAEoDjIWLnRlc3NlcmEudjEuRHVyYWJpbGl0eRIaChJsZWFzZV9yZW1haW5pbmdfbXMYAyABKAMSEAoIZmFpbG92ZXIYBCABKAkSFQoNbGFzdF9mYWlsb3ZlchgFIAEoCSJfCg1DbHVzdGVySGVhbHRoEicKBmFnZW50cxgBIAMoCzIXLnRlc3NlcmEudjEuQWdlbnRTdGF0dXMSJQoFbm9kZXMYAiADKAsyFi50ZXNzZXJhLnYxLk5vZGVIZWFsdGgqzQEKCEpvYlN0YXRlEhkKFUpPQl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEUpPQl9TVEFURV9QRU5ESU5HEAESFQoRSk9CX1NUQVRFX1JVTk5JTkcQAhISCg5KT0JfU1RBVEVfRE9ORRADEhQKEEpPQl9TVEFURV9GQUlMRUQQBBIXChNKT0JfU1RBVEVfQ0FOQ0VMTEVEEAUSGAoUSk9CX1NUQVRFX0NBTkNFTExJTkcQBhIbChdKT0JfU1RBVEVfVkVSSUZZX0ZBSUxFRBAHKk0KCERlY2lzaW9uEhgKFERFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASEwoPREVDSVNJT05fQ09NTUlUEAESEgoOREVDSVNJT05fQUJPUlQQAjK2CAoKSm9iU2VydmljZRI6CglTdWJtaXRKb2ISHC50ZXNzZXJhLnYxLlN1Ym1pdEpvYlJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhI0CgZHZXRKb2ISGS50ZXNzZXJhLnYxLkdldEpvYlJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhJFCghMaXN0Sm9icxIbLnRlc3NlcmEudjEuTGlzdEpvYnNSZXF1ZXN0GhwudGVzc2VyYS52MS5MaXN0Sm9ic1Jlc3BvbnNlEkUKCENsYWltSm9iEhsudGVzc2VyYS52MS5DbGFpbUpvYlJlcXVlc3QaHC50ZXNzZXJhLnYxLkNsYWltSm9iUmVzcG9uc2USQgoNUmVuZXdKb2JMZWFzZRIgLnRlc3NlcmEudjEuUmVuZXdKb2JMZWFzZVJlcXVlc3QaDy50ZXNzZXJhLnYxLkpvYhI8CgpSZXBvcnRTdGVwEh0udGVzc2VyYS52MS5SZXBvcnRTdGVwUmVxdWVzdBoPLnRlc3NlcmEudjEuSm9iEjoKCUNhbmNlbEpvYhIcLnRlc3NlcmEudjEuQ2FuY2VsSm9iUmVxdWVzdBoPLnRlc3NlcmEudjEuSm9iEjoKCUZpbmlzaEpvYhIcLnRlc3NlcmEudjEuRmluaXNoSm9iUmVxdWVzdBoPLnRlc3NlcmEudjEuSm9iEkwKDVJlY29yZENsZWFudXASIC50ZXNzZXJhLnYxLlJlY29yZENsZWFudXBSZXF1ZXN0GhkudGVzc2VyYS52MS5DbGVhbnVwUmVjb3JkEk4KC0xpc3RDbGVhbnVwEh4udGVzc2VyYS52MS5MaXN0Q2xlYW51cFJlcXVlc3QaHy50ZXNzZXJhLnYxLkxpc3RDbGVhbnVwUmVzcG9uc2USUAoPTWFya0NsZWFudXBEb25lEiIudGVzc2VyYS52MS5NYXJrQ2xlYW51cERvbmVSZXF1ZXN0GhkudGVzc2VyYS52MS5DbGVhbnVwUmVjb3JkEk8KC0NoYW5nZVJhbmdlEiEudGVzc2VyYS52MS5Kb2JSYW5nZUNoYW5nZVJlcXVlc3QaHS50ZXNzZXJhLnYxLkpvYkNoYW5nZVJlc3BvbnNlElEKD0NoYW5nZVJhbmdlTW92ZRIfLnRlc3NlcmEudjEuSm9iUmFuZ2VNb3ZlUmVxdWVzdBodLnRlc3NlcmEudjEuSm9iQ2hhbmdlUmVzcG9uc2USTQoKQ2hhbmdlTm9kZRIgLnRlc3NlcmEudjEuSm9iTm9kZUNoYW5nZVJlcXVlc3QaHS50ZXNzZXJhLnYxLkpvYkNoYW5nZVJlc3BvbnNlEksKCkF3YWl0RXBvY2gSHS50ZXNzZXJhLnYxLkF3YWl0RXBvY2hSZXF1ZXN0Gh4udGVzc2VyYS52MS5Bd2FpdEVwb2NoUmVzcG9uc2Uy0gEKElJvdXRlckxlYXNlU2VydmljZRJdChBSZW5ld1JvdXRlckxlYXNlEiMudGVzc2VyYS52MS5SZW5ld1JvdXRlckxlYXNlUmVxdWVzdBokLnRlc3NlcmEudjEuUmVuZXdSb3V0ZXJMZWFzZVJlc3BvbnNlEl0KEERlcmVnaXN0ZXJSb3V0ZXISIy50ZXNzZXJhLnYxLkRlcmVnaXN0ZXJSb3V0ZXJSZXF1ZXN0GiQudGVzc2VyYS52MS5EZXJlZ2lzdGVyUm91dGVyUmVzcG9uc2UypwIKClR4blNlcnZpY2USPwoGRGVjaWRlEhkudGVzc2VyYS52MS5EZWNpZGVSZXF1ZXN0GhoudGVzc2VyYS52MS5EZWNpZGVSZXNwb25zZRJECgtHZXREZWNpc2lvbhIeLnRlc3NlcmEudjEuR2V0RGVjaXNpb25SZXF1ZXN0GhUudGVzc2VyYS52MS5UeG5SZWNvcmQSTgoLTGlzdEluRG91YnQSHi50ZXNzZXJhLnYxLkxpc3RJbkRvdWJ0UmVxdWVzdBofLnRlc3NlcmEudjEuTGlzdEluRG91YnRSZXNwb25zZRJCCgdSZXNvbHZlEhoudGVzc2VyYS52MS5SZXNvbHZlUmVxdWVzdBobLnRlc3NlcmEudjEuUmVzb2x2ZVJlc3BvbnNlMpcBCgxBZ2VudFNlcnZpY2USQQoGUmVwb3J0EhcudGVzc2VyYS52MS5BZ2VudFJlcG9ydBoaLnRlc3NlcmEudjEuQWdlbnREaXJlY3RpdmUoATABEkQKCUdldEhlYWx0aBIcLnRlc3NlcmEudjEuR2V0SGVhbHRoUmVxdWVzdBoZLnRlc3NlcmEudjEuQ2x1c3RlckhlYWx0aGIGcHJvdG8z", [file_tessera_v1_catalog, file_tessera_v1_ha]);
 
 /**
  * @generated from message tessera.v1.JobStep
@@ -1148,11 +1150,195 @@ export const ResolveResponseSchema: GenMessage<ResolveResponse> = /*@__PURE__*/
   messageDesc(file_tessera_v1_ops, 35);
 
 /**
+ * One row of the primary's pg_stat_replication.
+ *
+ * @generated from message tessera.v1.StandbyStatus
+ */
+export type StandbyStatus = Message<"tessera.v1.StandbyStatus"> & {
+  /**
+   * @generated from field: string application_name = 1;
+   */
+  applicationName: string;
+
+  /**
+   * @generated from field: string client_addr = 2;
+   */
+  clientAddr: string;
+
+  /**
+   * streaming, catchup, startup, backup, stopping.
+   *
+   * @generated from field: string state = 3;
+   */
+  state: string;
+
+  /**
+   * sync, potential, quorum, async.
+   *
+   * @generated from field: string sync_state = 4;
+   */
+  syncState: string;
+
+  /**
+   * @generated from field: string sent_lsn = 5;
+   */
+  sentLsn: string;
+
+  /**
+   * @generated from field: string flush_lsn = 6;
+   */
+  flushLsn: string;
+
+  /**
+   * @generated from field: string replay_lsn = 7;
+   */
+  replayLsn: string;
+
+  /**
+   * The primary's current LSN minus flush_lsn.
+   *
+   * @generated from field: int64 flush_lag_bytes = 8;
+   */
+  flushLagBytes: bigint;
+
+  /**
+   * Since the standby's last reply (-1 when it never replied).
+   *
+   * @generated from field: int64 reply_age_ms = 9;
+   */
+  replyAgeMs: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.StandbyStatus.
+ * Use `create(StandbyStatusSchema)` to create a new message.
+ */
+export const StandbyStatusSchema: GenMessage<StandbyStatus> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 36);
+
+/**
+ * @generated from message tessera.v1.SlotStatus
+ */
+export type SlotStatus = Message<"tessera.v1.SlotStatus"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * physical or logical.
+   *
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * @generated from field: bool active = 3;
+   */
+  active: boolean;
+
+  /**
+   * WAL kept for it: the current (or last received) LSN minus its restart_lsn.
+   *
+   * @generated from field: int64 retained_wal_bytes = 4;
+   */
+  retainedWalBytes: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.SlotStatus.
+ * Use `create(SlotStatusSchema)` to create a new message.
+ */
+export const SlotStatusSchema: GenMessage<SlotStatus> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 37);
+
+/**
+ * @generated from message tessera.v1.DirectiveResult
+ */
+export type DirectiveResult = Message<"tessera.v1.DirectiveResult"> & {
+  /**
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from field: bool ok = 2;
+   */
+  ok: boolean;
+
+  /**
+   * @generated from field: string error = 3;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message tessera.v1.DirectiveResult.
+ * Use `create(DirectiveResultSchema)` to create a new message.
+ */
+export const DirectiveResultSchema: GenMessage<DirectiveResult> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 38);
+
+/**
+ * What an HA engine the agent follows (Patroni, CloudNativePG) says about the node.
+ *
+ * @generated from message tessera.v1.HaView
+ */
+export type HaView = Message<"tessera.v1.HaView"> & {
+  /**
+   * host:port of the primary it has ("" while it has none, e.g. during its election).
+   *
+   * @generated from field: string leader = 1;
+   */
+  leader: string;
+
+  /**
+   * host:port of the members it calls synchronous standbys.
+   *
+   * @generated from field: repeated string sync_standbys = 2;
+   */
+  syncStandbys: string[];
+
+  /**
+   * Its own words for the state (a CloudNativePG phase, Patroni member states).
+   *
+   * @generated from field: string phase = 3;
+   */
+  phase: string;
+
+  /**
+   * It is failing over or switching over now.
+   *
+   * @generated from field: bool changing = 4;
+   */
+  changing: boolean;
+
+  /**
+   * @generated from field: int64 timeline = 5;
+   */
+  timeline: bigint;
+
+  /**
+   * The engine could not be read (the error); the other fields are then empty.
+   *
+   * @generated from field: string error = 6;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message tessera.v1.HaView.
+ * Use `create(HaViewSchema)` to create a new message.
+ */
+export const HaViewSchema: GenMessage<HaView> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 39);
+
+/**
  * @generated from message tessera.v1.AgentReport
  */
 export type AgentReport = Message<"tessera.v1.AgentReport"> & {
   /**
-   * Name of the node this agent watches, and whether it watches its primary or its replica.
+   * Name of the node this agent watches, and whether its instance is a standby (in recovery).
    *
    * @generated from field: string node = 1;
    */
@@ -1174,13 +1360,15 @@ export type AgentReport = Message<"tessera.v1.AgentReport"> & {
   inRecovery: boolean;
 
   /**
-   * pg_lsn as text.
+   * pg_lsn as text: a primary's current LSN, a standby's last received one.
    *
    * @generated from field: string lsn = 5;
    */
   lsn: string;
 
   /**
+   * A standby: received minus replayed. A primary: the largest flush lag of its standbys.
+   *
    * @generated from field: int64 replication_lag_bytes = 6;
    */
   replicationLagBytes: bigint;
@@ -1199,6 +1387,111 @@ export type AgentReport = Message<"tessera.v1.AgentReport"> & {
    * @generated from field: int64 at_ms = 9;
    */
   atMs: bigint;
+
+  /**
+   * The instance's host:port, as the catalog names it.
+   *
+   * @generated from field: string address = 10;
+   */
+  address: string;
+
+  /**
+   * @generated from field: string received_lsn = 11;
+   */
+  receivedLsn: string;
+
+  /**
+   * @generated from field: string replayed_lsn = 12;
+   */
+  replayedLsn: string;
+
+  /**
+   * A primary's pg_stat_replication.
+   *
+   * @generated from field: repeated tessera.v1.StandbyStatus standbys = 13;
+   */
+  standbys: StandbyStatus[];
+
+  /**
+   * @generated from field: repeated tessera.v1.SlotStatus slots = 14;
+   */
+  slots: SlotStatus[];
+
+  /**
+   * Increases with every report of this agent process; leases are counted from the report whose
+   * seq a lease directive names.
+   *
+   * @generated from field: uint64 seq = 15;
+   */
+  seq: bigint;
+
+  /**
+   * The agent keeps this instance stopped: it was fenced as a former primary.
+   *
+   * @generated from field: bool fenced = 16;
+   */
+  fenced: boolean;
+
+  /**
+   * @generated from field: int64 timeline = 17;
+   */
+  timeline: bigint;
+
+  /**
+   * @generated from field: string synchronous_standby_names = 18;
+   */
+  synchronousStandbyNames: string;
+
+  /**
+   * Why the instance is unreachable, when it is.
+   *
+   * @generated from field: string error = 19;
+   */
+  error: string;
+
+  /**
+   * "native", "patroni" or "cnpg".
+   *
+   * @generated from field: string mode = 20;
+   */
+  mode: string;
+
+  /**
+   * Outcomes of directives since the last report.
+   *
+   * @generated from field: repeated tessera.v1.DirectiveResult results = 21;
+   */
+  results: DirectiveResult[];
+
+  /**
+   * Set in the patroni and cnpg modes.
+   *
+   * @generated from field: tessera.v1.HaView ha = 22;
+   */
+  ha?: HaView | undefined;
+
+  /**
+   * The lease the agent holds, as it counts it (0: none; it has never had one or it lapsed).
+   *
+   * @generated from field: int64 lease_remaining_ms = 23;
+   */
+  leaseRemainingMs: bigint;
+
+  /**
+   * The agent stopped its primary because its lease lapsed (not fenced: the coordinator may start
+   * it again when no failover happened).
+   *
+   * @generated from field: bool stopped_by_lease = 24;
+   */
+  stoppedByLease: boolean;
+
+  /**
+   * The name this instance streams under as a standby (its application_name), when the agent was
+   * given one (--name); the coordinator names a former primary so when it becomes a replica.
+   *
+   * @generated from field: string instance_name = 25;
+   */
+  instanceName: string;
 };
 
 /**
@@ -1206,14 +1499,14 @@ export type AgentReport = Message<"tessera.v1.AgentReport"> & {
  * Use `create(AgentReportSchema)` to create a new message.
  */
 export const AgentReportSchema: GenMessage<AgentReport> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 36);
+  messageDesc(file_tessera_v1_ops, 40);
 
 /**
  * @generated from message tessera.v1.AgentDirective
  */
 export type AgentDirective = Message<"tessera.v1.AgentDirective"> & {
   /**
-   * "promote" or "fence".
+   * "lease", "promote", "fence", "start", "rejoin", "follow" or "set_sync".
    *
    * @generated from field: string action = 1;
    */
@@ -1223,6 +1516,49 @@ export type AgentDirective = Message<"tessera.v1.AgentDirective"> & {
    * @generated from field: string reason = 2;
    */
   reason: string;
+
+  /**
+   * Echoed in the DirectiveResult of this directive (0 for a lease, which has none).
+   *
+   * @generated from field: uint64 id = 3;
+   */
+  id: bigint;
+
+  /**
+   * lease: valid for lease_ms counted from when the agent sent report `report_seq`.
+   *
+   * @generated from field: int64 lease_ms = 4;
+   */
+  leaseMs: bigint;
+
+  /**
+   * @generated from field: uint64 report_seq = 5;
+   */
+  reportSeq: bigint;
+
+  /**
+   * promote and set_sync: the value of synchronous_standby_names to set ("" = commit alone).
+   *
+   * @generated from field: string synchronous_standby_names = 6;
+   */
+  synchronousStandbyNames: string;
+
+  /**
+   * rejoin and follow: the primary to stream from, under `application_name`.
+   *
+   * @generated from field: string primary_host = 7;
+   */
+  primaryHost: string;
+
+  /**
+   * @generated from field: int32 primary_port = 8;
+   */
+  primaryPort: number;
+
+  /**
+   * @generated from field: string application_name = 9;
+   */
+  applicationName: string;
 };
 
 /**
@@ -1230,7 +1566,109 @@ export type AgentDirective = Message<"tessera.v1.AgentDirective"> & {
  * Use `create(AgentDirectiveSchema)` to create a new message.
  */
 export const AgentDirectiveSchema: GenMessage<AgentDirective> = /*@__PURE__*/
-  messageDesc(file_tessera_v1_ops, 37);
+  messageDesc(file_tessera_v1_ops, 41);
+
+/**
+ * @generated from message tessera.v1.GetHealthRequest
+ */
+export type GetHealthRequest = Message<"tessera.v1.GetHealthRequest"> & {
+};
+
+/**
+ * Describes the message tessera.v1.GetHealthRequest.
+ * Use `create(GetHealthRequestSchema)` to create a new message.
+ */
+export const GetHealthRequestSchema: GenMessage<GetHealthRequest> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 42);
+
+/**
+ * @generated from message tessera.v1.AgentStatus
+ */
+export type AgentStatus = Message<"tessera.v1.AgentStatus"> & {
+  /**
+   * @generated from field: tessera.v1.AgentReport report = 1;
+   */
+  report?: AgentReport | undefined;
+
+  /**
+   * Since the coordinator received it.
+   *
+   * @generated from field: int64 age_ms = 2;
+   */
+  ageMs: bigint;
+};
+
+/**
+ * Describes the message tessera.v1.AgentStatus.
+ * Use `create(AgentStatusSchema)` to create a new message.
+ */
+export const AgentStatusSchema: GenMessage<AgentStatus> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 43);
+
+/**
+ * @generated from message tessera.v1.NodeHealth
+ */
+export type NodeHealth = Message<"tessera.v1.NodeHealth"> & {
+  /**
+   * @generated from field: string node = 1;
+   */
+  node: string;
+
+  /**
+   * @generated from field: tessera.v1.Durability durability = 2;
+   */
+  durability: Durability;
+
+  /**
+   * The primary's lease as the active coordinator counts it (negative: lapsed that long ago).
+   *
+   * @generated from field: int64 lease_remaining_ms = 3;
+   */
+  leaseRemainingMs: bigint;
+
+  /**
+   * What the failover engine does for the node now, or why it refuses ("" = nothing).
+   *
+   * @generated from field: string failover = 4;
+   */
+  failover: string;
+
+  /**
+   * One line on the node's last failover ("" when there was none).
+   *
+   * @generated from field: string last_failover = 5;
+   */
+  lastFailover: string;
+};
+
+/**
+ * Describes the message tessera.v1.NodeHealth.
+ * Use `create(NodeHealthSchema)` to create a new message.
+ */
+export const NodeHealthSchema: GenMessage<NodeHealth> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 44);
+
+/**
+ * @generated from message tessera.v1.ClusterHealth
+ */
+export type ClusterHealth = Message<"tessera.v1.ClusterHealth"> & {
+  /**
+   * @generated from field: repeated tessera.v1.AgentStatus agents = 1;
+   */
+  agents: AgentStatus[];
+
+  /**
+   * @generated from field: repeated tessera.v1.NodeHealth nodes = 2;
+   */
+  nodes: NodeHealth[];
+};
+
+/**
+ * Describes the message tessera.v1.ClusterHealth.
+ * Use `create(ClusterHealthSchema)` to create a new message.
+ */
+export const ClusterHealthSchema: GenMessage<ClusterHealth> = /*@__PURE__*/
+  messageDesc(file_tessera_v1_ops, 45);
 
 /**
  * @generated from enum tessera.v1.JobState
@@ -1529,7 +1967,8 @@ export const TxnService: GenService<{
  */
 export const AgentService: GenService<{
   /**
-   * The agent streams a report every second; the coordinator answers with directives when needed.
+   * The agent streams a report every second; the coordinator answers with directives: lease
+   * renewals to a primary's agent, and promote, fence, start, rejoin, follow, set_sync.
    *
    * @generated from rpc tessera.v1.AgentService.Report
    */
@@ -1537,6 +1976,16 @@ export const AgentService: GenService<{
     methodKind: "bidi_streaming";
     input: typeof AgentReportSchema;
     output: typeof AgentDirectiveSchema;
+  },
+  /**
+   * Every agent's last report and each node's failover state, for `tessera status`.
+   *
+   * @generated from rpc tessera.v1.AgentService.GetHealth
+   */
+  getHealth: {
+    methodKind: "unary";
+    input: typeof GetHealthRequestSchema;
+    output: typeof ClusterHealthSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tessera_v1_ops, 3);

@@ -1,0 +1,195 @@
+// Carrying out the coordinator's directives on the local instance. Each resolves when done and
+// throws a sentence when it cannot be done; the agent reports the outcome by the directive's id.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
+import { baseBackup, conninfo, rewind, type PrimaryConn } from '@tessera/pgctl';
+import type { AgentDirective } from '@tessera/proto';
+import type { Logger } from '@tessera/telemetry';
+import type { ServerControl } from './control.js';
+import type { Prober } from './probe.js';
+
+export type Action = 'lease' | 'promote' | 'fence' | 'start' | 'rejoin' | 'follow' | 'set_sync';
+
+export function parseAction(text: string): Action | undefined {
+  switch (text) {
+    case 'lease':
+    case 'promote':
+    case 'fence':
+    case 'start':
+    case 'rejoin':
+    case 'follow':
+    case 'set_sync':
+      return text;
+    default:
+      return undefined;
+  }
+}
+
+export interface DirectiveContext {
+  prober: Prober;
+  /** Undefined without --data-dir: the server cannot be stopped, started or rejoined. */
+  control: ServerControl | undefined;
+  binDir?: string | undefined;
+  log: Logger;
+  /** The agent follows an HA engine (patroni, cnpg): it never promotes, fences or rejoins. */
+  following: string | undefined;
+}
+
+/** A SQL string literal. */
+export function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+function needControl(ctx: DirectiveContext, what: string): ServerControl {
+  if (!ctx.control) throw new Error(`cannot ${what}: the agent was started without --data-dir`);
+  return ctx.control;
+}
+
+/** Carries out one directive other than a lease (leases are the agent's own bookkeeping). */
+export async function carryOut(
+  action: Exclude<Action, 'lease'>,
+  d: AgentDirective,
+  ctx: DirectiveContext,
+): Promise<void> {
+  if (ctx.following !== undefined)
+    throw new Error(`this agent follows ${ctx.following}, which decides; it does not ${action}`);
+  switch (action) {
+    case 'promote':
+      return promote(d, ctx);
+    case 'fence':
+      return fence(d, ctx);
+    case 'start':
+      return start(ctx);
+    case 'rejoin':
+      return rejoin(d, ctx);
+    case 'follow':
+      return follow(d, ctx);
+    case 'set_sync':
+      return setSync(d.synchronousStandbyNames, ctx);
+    default: {
+      const never: never = action;
+      throw new Error(`unknown action ${String(never)}`);
+    }
+  }
+}
+
+async function inRecovery(c: pg.Client): Promise<boolean> {
+  const { rows } = await c.query<{ r: boolean }>('select pg_is_in_recovery() as r');
+  return rows[0]?.r === true;
+}
+
+async function promote(d: AgentDirective, ctx: DirectiveContext): Promise<void> {
+  if (ctx.control?.isFenced())
+    throw new Error('refusing to promote a fenced former primary; rejoin it first');
+  await ctx.prober.withConnection(async (c) => {
+    if (!(await inRecovery(c))) return; // promoted already (a retried directive)
+    // Before promotion: from the first commit on, the new primary waits for what the coordinator
+    // says (or commits alone), whatever its copied configuration held.
+    await c.query(
+      `alter system set synchronous_standby_names = ${literal(d.synchronousStandbyNames)}`,
+    );
+    await c.query('select pg_reload_conf()');
+    const { rows } = await c.query<{ ok: boolean }>('select pg_promote(true, 60) as ok');
+    if (rows[0]?.ok !== true) throw new Error('pg_promote did not finish within 60 s');
+  });
+  ctx.log.warn({ reason: d.reason }, 'promoted this standby to primary');
+}
+
+async function fence(d: AgentDirective, ctx: DirectiveContext): Promise<void> {
+  const control = needControl(ctx, 'fence');
+  // The marker first: from now on nothing of ours starts this server again until rejoin.
+  control.fence(d.reason || 'fenced by the coordinator');
+  await control.kill();
+  ctx.prober.drop();
+  ctx.log.warn({ reason: d.reason }, 'fenced: the server is stopped and kept stopped');
+}
+
+async function start(ctx: DirectiveContext): Promise<void> {
+  const control = needControl(ctx, 'start the server');
+  if (control.isFenced()) throw new Error('refusing to start a fenced former primary');
+  const pid = await control.start();
+  ctx.log.info({ pid }, 'server started');
+}
+
+function primaryOf(d: AgentDirective): PrimaryConn {
+  if (d.primaryHost === '' || d.primaryPort <= 0 || d.applicationName === '')
+    throw new Error('the directive names no primary (host, port) and application_name');
+  return { host: d.primaryHost, port: d.primaryPort, applicationName: d.applicationName };
+}
+
+/**
+ * A former primary becomes a standby of the current primary: pg_rewind -R, or when rewinding is
+ * impossible a fresh base backup; then it starts and must stream within a minute.
+ */
+async function rejoin(d: AgentDirective, ctx: DirectiveContext): Promise<void> {
+  const control = needControl(ctx, 'rejoin');
+  const primary = primaryOf(d);
+  await control.kill();
+  ctx.prober.drop();
+  let how = 'pg_rewind';
+  try {
+    await rewind(primary, control.dataDir, binDirOpt(ctx));
+  } catch (e) {
+    ctx.log.warn(
+      { err: e instanceof Error ? e.message : String(e) },
+      'pg_rewind failed; taking a fresh base backup instead',
+    );
+    how = 'base backup';
+    await baseBackup(primary, control.dataDir, binDirOpt(ctx));
+  }
+  control.unfence();
+  await control.start();
+  await waitStreaming(ctx, 60_000);
+  ctx.log.warn({ primary: `${primary.host}:${primary.port}`, how }, 'rejoined as a standby');
+}
+
+function binDirOpt(ctx: DirectiveContext): { binDir?: string } {
+  return ctx.binDir !== undefined ? { binDir: ctx.binDir } : {};
+}
+
+async function waitStreaming(ctx: DirectiveContext, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const s = await ctx.prober.probe();
+      if (s.inRecovery && s.walReceiver === 'streaming') return;
+      last = `in recovery ${s.inRecovery}, WAL receiver "${s.walReceiver}"`;
+    } catch (e) {
+      last = e instanceof Error ? e.message : String(e);
+    }
+    if (performance.now() > deadline)
+      throw new Error(`the standby does not stream after ${timeoutMs / 1000} s (${last})`);
+    await sleep(200);
+  }
+}
+
+/** A standby re-pointed at a new primary (primary_conninfo reloads without a restart). */
+async function follow(d: AgentDirective, ctx: DirectiveContext): Promise<void> {
+  const primary = primaryOf(d);
+  await ctx.prober.withConnection(async (c) => {
+    if (!(await inRecovery(c))) throw new Error('this instance is a primary, not a standby');
+    await c.query(`alter system set primary_conninfo = ${literal(conninfo(primary))}`);
+    await c.query('select pg_reload_conf()');
+  });
+  ctx.log.info({ primary: `${primary.host}:${primary.port}` }, 'now following a new primary');
+}
+
+/** ALTER SYSTEM + reload, then waits until the server runs with the new value. */
+export async function setSync(value: string, ctx: DirectiveContext): Promise<void> {
+  await ctx.prober.withConnection(async (c) => {
+    await c.query(`alter system set synchronous_standby_names = ${literal(value)}`);
+    await c.query('select pg_reload_conf()');
+    const deadline = performance.now() + 10_000;
+    for (;;) {
+      const { rows } = await c.query<{ v: string }>(
+        `select current_setting('synchronous_standby_names') as v`,
+      );
+      if (rows[0]?.v === value) return;
+      if (performance.now() > deadline)
+        throw new Error(`synchronous_standby_names is not "${value}" 10 s after the reload`);
+      await sleep(20);
+    }
+  });
+  ctx.log.info({ synchronousStandbyNames: value }, 'synchronous_standby_names set');
+}
