@@ -83,7 +83,7 @@ async function killPrimaryUnderLoad(
 
 test(
   'SIGKILL of the primary under write load: promoted, in the catalog, nothing acknowledged lost; the old primary stays fenced; rejoin; failover back',
-  { timeout: 240_000 },
+  { timeout: 480_000 },
   async (t) => {
     const first = await killPrimaryUnderLoad(t, 'failover 1');
 

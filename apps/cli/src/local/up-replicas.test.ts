@@ -86,8 +86,13 @@ test(
     assert.match(r.out, /\(standby; clients are given both\)/);
     cluster = readClusterFile(layout(dir)) as ClusterFile;
     assert.equal(cluster.replicas, true);
-    const s = await until('every replica to be synchronous', 90_000, (d) =>
-      d.nodes.every((n) => n.replicas.length === 1 && n.replicas[0]!.state === 'sync'),
+    // Agents report every second; on a loaded machine the last one may lag the replicas.
+    const s = await until(
+      'every replica to be synchronous and every agent to report',
+      90_000,
+      (d) =>
+        d.agents.length === 6 &&
+        d.nodes.every((n) => n.replicas.length === 1 && n.replicas[0]!.state === 'sync'),
     );
     assert.deepEqual(s.nodes.map((n) => n.name).sort(), ['data1', 'data2', 'home']);
     for (const n of s.nodes) assert.equal(n.replicas[0]?.streaming?.syncState, 'sync');

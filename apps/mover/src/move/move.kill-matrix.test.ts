@@ -237,7 +237,13 @@ test('a router stopped during the freeze is waited for until its heartbeat is st
     const done = await waitForJob(c.jobs, job.id, 180_000);
     assert.equal(done.state, JobState.DONE, done.error);
     const cutover = JSON.parse(done.steps.find((s) => s.name === 'cutover')!.progressJson);
-    assert.ok(cutover.attempts >= 2, `the first attempts were aborted: ${JSON.stringify(cutover)}`);
+    // Either the stop came before the router acked the freeze (attempts past the budget are
+    // aborted until its heartbeat is stale), or just after it (the flip, which only goes forward,
+    // waited for the heartbeat to go stale). Both leave the stopped router out; which one is timing.
+    assert.ok(
+      cutover.attempts >= 2 || cutover.flipAckMs >= 5_000,
+      `the stopped router was waited for, then left out: ${JSON.stringify(cutover)}`,
+    );
     await invariants(to);
   } finally {
     await mover.stop();
