@@ -81,7 +81,7 @@ async function copyToNodes(
   try {
     for (const node of nodes) {
       const e = await engage(s, node, catalog);
-      s.txn?.wrote(node);
+      s.txn.wrote(node, true);
       e.messages.push(q(a.sql));
       e.expect.push({ t: 'query', ready: false });
       let markReady!: () => void;

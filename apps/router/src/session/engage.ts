@@ -10,7 +10,6 @@ import { RouterError, SQLSTATE } from '../errors.js';
 import type { Expectation } from './exchange.js';
 import { run1 } from './run.js';
 import type { Session } from './session.js';
-import { OpenTxn } from './txn.js';
 
 /** A statement that fails on purpose: the node's transaction fails as the client's did. */
 export const POISON_SQL =
@@ -64,7 +63,7 @@ export function engageNow(
   expect: Expectation[],
 ): Backend | undefined {
   let h = s.held.get(node);
-  if (h !== undefined && h.backend.dead && s.txn?.nodes.has(node)) {
+  if (h !== undefined && h.backend.dead && s.txn.has(node)) {
     // Its part of the transaction died with it: a fresh backend would run the statement
     // outside the transaction. Failed until the client rolls back.
     lost(s, h.backend);
@@ -148,39 +147,25 @@ export function takePrelude(
   messages: Buffer[],
   expect: Expectation[],
 ): void {
-  const txn = s.txn;
-  if (txn !== undefined) {
-    if (txn.nodes.has(node)) return;
-    // A node joining the transaction: BEGIN (same options) and the savepoints and SETs so far,
-    // in order, so a later ROLLBACK TO or RELEASE means the same on every node.
-    if (txn.replayUncertain)
+  const entry = s.txn.enter(node, s.txn.phase !== 'deferred' && s.status() === 'E');
+  switch (entry.kind) {
+    case 'none':
+    case 'member':
+      return;
+    case 'uncertain':
       throw new RouterError(
         SQLSTATE.featureNotSupported,
         `this statement runs on node "${node}", which the transaction has not used yet, and the router cannot rebuild the transaction's state there (a multi-statement query failed midway); roll back, or send statements one by one`,
       );
-    const failed = s.status() === 'E';
-    const sql = txn.replay.join('; ');
-    messages.push(writeQuery(new Writer(sql.length + 16), sql).flush());
-    expect.push({ t: 'quiet' });
-    txn.join(node);
-    if (failed) {
-      messages.push(writeQuery(new Writer(128), POISON_SQL).flush());
+    case 'join':
+      messages.push(writeQuery(new Writer(entry.sql.length + 16), entry.sql).flush());
       expect.push({ t: 'quiet' });
-    }
-    return;
-  }
-  if (s.prelude.length > 0) {
-    const sql = s.prelude.join('; ');
-    messages.push(writeQuery(new Writer(sql.length + 16), sql).flush());
-    expect.push({ t: 'quiet' });
-    s.txn = new OpenTxn(s.prelude);
-    s.txn.join(node);
-    s.prelude = [];
-    // The failed state the client saw, if any, must hold on the node too.
-    if (s.localStatus === 'E') {
-      messages.push(writeQuery(new Writer(128), POISON_SQL).flush());
-      expect.push({ t: 'quiet' });
-    }
+      // The failed state the client saw, if any, must hold on the node too.
+      if (entry.poison) {
+        messages.push(writeQuery(new Writer(128), POISON_SQL).flush());
+        expect.push({ t: 'quiet' });
+      }
+      return;
   }
 }
 
@@ -193,32 +178,10 @@ export function settle(s: Session, node: string): void {
     lost(s, b);
     return;
   }
-  const txn = s.txn;
-  if (b.status === 'I') {
-    if (txn?.nodes.has(node)) {
-      if (txn.nodes.size === 1 && !txn.broken) {
-        // The one node's COMMIT or ROLLBACK ended the transaction.
-        s.txn = undefined;
-        s.localStatus = 'I';
-        s.settingsAtBegin = undefined;
-      } else {
-        // A part ended on its own while others are open: it can no longer commit with them.
-        txn.nodes.delete(node);
-        txn.broken = true;
-      }
-    }
-    if (s.services.config.poolMode === 'transaction' && !s.cycleOpen) {
-      s.held.delete(node);
-      h.pool.release(b);
-    }
-  } else if (txn === undefined) {
-    // Begun by the client's own text (BEGIN inside a multi-statement query).
-    s.txn = new OpenTxn(['BEGIN']);
-    s.txn.join(node);
-    s.txn.wrote(node);
-  } else if (!txn.nodes.has(node)) {
-    txn.join(node);
-    txn.wrote(node);
+  s.txn.settled(node, b.status, s.saveSettings);
+  if (b.status === 'I' && s.services.config.poolMode === 'transaction' && !s.cycleOpen) {
+    s.held.delete(node);
+    h.pool.release(b);
   }
 }
 
@@ -227,12 +190,8 @@ export function lost(s: Session, b: Backend): void {
   for (const [node, h] of s.held) {
     if (h.backend !== b) continue;
     drop(s, node);
-    const txn = s.txn;
-    if (txn?.nodes.has(node)) {
-      // Its part of the transaction is gone: failed until the client rolls back (txn.ts).
-      txn.nodes.delete(node);
-      txn.broken = true;
-    }
+    // Its part of the transaction is gone: failed until the client rolls back.
+    s.txn.lost(node);
   }
 }
 
@@ -254,6 +213,6 @@ export async function poison(s: Session, node: string): Promise<void> {
 
 /** A statement was refused or failed in the router: the transaction, if any, fails as in Postgres. */
 export async function failTransaction(s: Session): Promise<void> {
-  if (s.txnNode !== undefined) await poison(s, s.txnNode);
-  else if (s.localStatus === 'T') s.localStatus = 'E';
+  const node = s.txn.failed();
+  if (node !== undefined) await poison(s, node);
 }

@@ -59,14 +59,13 @@ export function isLocal(s: Session, a: Analysis): boolean {
     // Answered by the router before a node holds the transaction, and when several do (txn.ts).
     case 'transaction':
       return (
-        s.txn === undefined ||
-        s.txn.crossNode ||
+        s.txn.phase !== 'one' ||
         a.action === 'prepare_transaction' ||
         a.action === 'commit_prepared' ||
         a.action === 'rollback_prepared'
       );
     case 'set':
-      return s.txn === undefined || s.txn.crossNode;
+      return s.txn.phase !== 'one';
     case 'discard':
     case 'deallocate':
       return true;
@@ -80,14 +79,14 @@ export async function runLocal(s: Session, a: Analysis, emit: (b: Buffer) => voi
   const complete = (tag: string): void => emit(writeCommandComplete(new Writer(32), tag).flush());
   switch (a.kind) {
     case 'transaction':
-      if (s.txn !== undefined) return crossNodeControl(s, a, emit);
+      if (s.txn.phase === 'one' || s.txn.phase === 'cross') return crossNodeControl(s, a, emit);
       return localTransaction(s, a, emit);
     case 'set':
-      if (s.txn?.crossNode) {
+      if (s.txn.phase === 'cross') {
         for (const b of await setOnEveryNode(s, a)) emit(b);
         return;
       }
-      if (s.localStatus !== 'I') s.prelude.push(a.sql);
+      s.txn.defer(a.sql);
       s.settings.apply(a);
       return complete(a.action === 'reset' || a.action === 'reset_all' ? 'RESET' : 'SET');
     case 'discard':

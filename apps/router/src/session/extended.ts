@@ -199,7 +199,7 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
             expect.push(EXPECT_ONE);
             break;
           }
-          if (s.txn?.crossNode) {
+          if (s.txn.phase === 'cross') {
             // Failed on one node = failed: another node's healthy part must not run it.
             if (s.status() === 'E' && !endsFailedTransaction(a)) throw inFailedTransaction();
             // The router runs these at Execute, before anything queued for a backend here.
@@ -239,11 +239,11 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
             );
           const e = engageFor(r.node, r.flexible);
           const b = e instanceof Promise ? await e : e;
-          if (s.txn !== undefined && node !== undefined) {
+          if (node !== undefined) {
             s.txn.wrote(node, isWrite(a));
             // Recorded when sent (its outcome comes after the Sync): a savepoint or SET that
             // fails fails the transaction, so a node joining later never runs after it unnoticed.
-            if (replayable(a)) s.txn.replay.push(a.sql);
+            if (replayable(a)) s.txn.replayed(a.sql);
           }
           const name = prepareOn(b, rec, s.settings.key(), messages, expect);
           messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));

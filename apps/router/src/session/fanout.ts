@@ -82,7 +82,7 @@ export async function runParts(
   try {
     for (const node of nodes) {
       engaged.set(node, await engage(s, node, catalog));
-      s.txn?.wrote(node, write);
+      s.txn.wrote(node, write);
     }
   } catch (e) {
     // Nodes already engaged joined the transaction on paper: let them really begin it.
@@ -110,7 +110,7 @@ export async function runParts(
       return { node: p.node, tags: r.tags, output, error: r.error ?? r.quietError };
     }),
   );
-  if (s.txn === undefined) for (const node of engaged.keys()) settle(s, node);
+  if (!s.txn.inBlock) for (const node of engaged.keys()) settle(s, node);
   const results: PartResult[] = [];
   for (const r of runs) {
     if (r.status === 'rejected') throw r.reason;

@@ -32,7 +32,7 @@ import { replayable } from './txn.js';
 export function beginHere(s: Session, batch: readonly InMsg[], run: PreparedRun): boolean {
   const a = run.analysis;
   if (a.kind !== 'transaction' || a.action !== 'begin') return false;
-  if (s.txn !== undefined || s.localStatus !== 'I' || s.cycleOpen) return false;
+  if (s.txn.phase !== 'idle' || s.cycleOpen) return false;
   const out = s.out;
   out.push(BIND_COMPLETE);
   if (batch.length === 4) out.push(NO_DATA); // Describe of a portal the router runs
@@ -52,9 +52,10 @@ export function runHeld(
   run: PreparedRun,
 ): Promise<void> | undefined {
   if (s.cycleOpen) return undefined;
-  const txn = s.txn;
+  const phase = s.txn.phase;
   // Deferred (BEGIN answered here, no node yet) or on one node; a failed one goes the general way.
-  if (txn === undefined ? s.localStatus !== 'T' : txn.crossNode) return undefined;
+  if (phase === 'idle' || phase === 'cross' || (phase === 'deferred' && s.status() === 'E'))
+    return undefined;
   const { rec, analysis: a } = run;
   // What the router answers itself, savepoints and SET keep their bookkeeping in the general
   // path; COMMIT and ROLLBACK go to the node like any statement, and settle() ends the transaction.
@@ -68,7 +69,7 @@ export function runHeld(
   const expect: Expectation[] = [];
   let node: string;
   let backend: Backend;
-  if (txn === undefined) {
+  if (phase === 'deferred') {
     // The first statement: its node's backend, with the deferred BEGIN ahead of it. Nothing can
     // throw here without a transaction; a backend to wait for goes the general way.
     node = pickNode(s, r.node, r.flexible);
@@ -76,7 +77,7 @@ export function runHeld(
     if (now === undefined) return undefined;
     backend = now;
   } else {
-    const first = txn.first;
+    const first = s.txn.first;
     const held = first === undefined ? undefined : s.held.get(first);
     // A statement for another node makes the transaction cross nodes: the general path.
     if (first === undefined || held === undefined || held.backend.dead) return undefined;
@@ -86,7 +87,7 @@ export function runHeld(
     replaySettings(s, backend, messages, expect);
   }
   s.services.metrics.statements(routeLabel(r));
-  s.txn?.wrote(node, isWrite(a));
+  s.txn.wrote(node, isWrite(a));
   const name = prepareOn(backend, rec, s.settings.key(), messages, expect);
   messages.push(name === '' ? bind.raw : rewriteBindStatement(bind.body, name));
   expect.push(EXPECT_ONE);

@@ -50,14 +50,7 @@ export function runPipelined(
 ): Promise<void> | undefined {
   const config = s.services.config;
   if (config.pipelineDepth <= 1 || config.poolMode !== 'transaction') return undefined;
-  if (
-    s.txn !== undefined ||
-    s.localStatus !== 'I' ||
-    s.prelude.length > 0 ||
-    s.cycleOpen ||
-    s.held.size > 0
-  )
-    return undefined;
+  if (s.txn.phase !== 'idle' || s.cycleOpen || s.held.size > 0) return undefined;
   const { rec, analysis: a } = run;
   if (!pipelinableRead(a)) return undefined;
   const bind = batch[0]!;

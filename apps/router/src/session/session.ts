@@ -27,7 +27,7 @@ import { handleQuery } from './simple-query.js';
 import { handleBatch } from './extended.js';
 import { runPipelined } from './pipelined.js';
 import { beginHere, runHeld } from './held.js';
-import type { OpenTxn } from './txn.js';
+import { TxnMachine, type PartStatus } from '../txn/machine.js';
 import type { ExchangeHooks } from './exchange.js';
 
 interface Held {
@@ -54,18 +54,14 @@ export class Session implements Cancellable {
   readonly settings = new SessionSettings();
   readonly statements = new Map<string, StatementRecord>();
 
-  /** Client-visible transaction status while no backend holds the transaction. */
-  localStatus: TransactionStatus = 'I';
-  /** BEGIN (and SAVEPOINT, SET LOCAL ...) waiting for the statement that picks the node. */
-  prelude: string[] = [];
-  /** The open transaction once a backend holds it: its nodes and replay log (txn.ts). */
-  txn: OpenTxn | undefined;
+  /** The transaction: deferred BEGIN, its nodes, replay log, savepoints (txn/machine.ts). */
+  readonly txn = new TxnMachine<Map<string, string>>();
+  /** The settings now, for the transaction to restore if it rolls back. */
+  readonly saveSettings = (): Map<string, string> => this.settings.save();
   /** The node the open transaction started on (statements any node answers go there). */
   get txnNode(): string | undefined {
-    return this.txn?.first;
+    return this.txn.first;
   }
-  /** Settings when the transaction began, restored if it rolls back. */
-  settingsAtBegin: Map<string, string> | undefined;
   /** An extended-protocol cycle dispatched at a Flush keeps its backend until the Sync. */
   cycleOpen = false;
   /** The node of the open cycle. */
@@ -249,19 +245,15 @@ export class Session implements Cancellable {
 
   /** The status the client should see in ReadyForQuery. */
   status(): TransactionStatus {
-    const txn = this.txn;
-    if (txn === undefined) return this.localStatus;
-    // Failed on one node = failed for the client, as one Postgres would be.
-    if (txn.broken) return 'E';
-    let idle = true;
-    for (const node of txn.nodes.keys()) {
-      const b = this.held.get(node)?.backend;
-      if (b === undefined) continue;
-      if (b.status === 'E' || b.dead) return 'E';
-      if (b.status !== 'I') idle = false;
-    }
-    return idle ? 'I' : 'T';
+    return this.txn.status(this.partStatus);
   }
+
+  /** What the backend holding `node`'s part last reported. */
+  private readonly partStatus = (node: string): PartStatus | undefined => {
+    const b = this.held.get(node)?.backend;
+    if (b === undefined) return undefined;
+    return b.dead ? 'lost' : b.status;
+  };
 
   readyFrame(): Buffer {
     switch (this.status()) {

@@ -62,9 +62,10 @@ async function runStatement(s: Session, a: Analysis, m: InMsg): Promise<void> {
   if (s.status() === 'E' && !endsFailedTransaction(a)) throw inFailedTransaction();
   switch (a.kind) {
     case 'transaction':
-      if (s.txn === undefined) return localTransaction(s, a, (b) => s.out.push(b));
+      if (s.txn.phase === 'idle' || s.txn.phase === 'deferred')
+        return localTransaction(s, a, (b) => s.out.push(b));
       if (
-        s.txn.crossNode ||
+        s.txn.phase === 'cross' ||
         a.action === 'prepare_transaction' ||
         a.action === 'commit_prepared' ||
         a.action === 'rollback_prepared'
@@ -147,10 +148,8 @@ export function pickNode(s: Session, node: string, flexible: boolean): string {
 /** Sends the client's Query to one node and forwards the answer (ReadyForQuery excepted). */
 async function forward(s: Session, node: string, m: InMsg, a: Analysis | undefined): Promise<void> {
   const catalog = s.catalog();
-  const wasIdle = s.status() === 'I';
-  if (wasIdle) s.settingsAtBegin = s.settings.save();
   const { backend, messages, expect } = await engage(s, node, catalog);
-  s.txn?.wrote(node, isWrite(a));
+  s.txn.wrote(node, isWrite(a));
   messages.push(m.raw);
   expect.push({ t: 'query', ready: false });
   // The ReadyForQuery is the session's to send (it knows the status the client should see).
@@ -171,29 +170,26 @@ function afterStatement(
   if (a === undefined) return;
   if (error !== undefined) return;
   if (a.kind === 'set') s.settings.apply(a);
-  if (replayable(a)) s.txn?.replay.push(a.sql);
-  if (a.kind === 'transaction' && a.chain && (a.action === 'commit' || a.action === 'rollback'))
-    s.txn?.chained();
-  if (
-    a.kind === 'transaction' &&
-    (a.action === 'rollback' || tags.includes('ROLLBACK')) &&
-    s.settingsAtBegin
-  ) {
-    s.settings.restore(s.settingsAtBegin);
-    s.settingsAtBegin = undefined;
+  if (replayable(a)) s.txn.replayed(a.sql);
+  if (a.kind !== 'transaction') return;
+  if (a.action === 'rollback' || tags.includes('ROLLBACK')) {
+    const saved = s.txn.savedAtBegin;
+    if (saved !== undefined) s.settings.restore(saved);
   }
+  if (a.chain && (a.action === 'commit' || a.action === 'rollback'))
+    s.txn.chainedOnNode(s.settings.save());
 }
 
 async function runSet(s: Session, a: SetAnalysis, m: InMsg): Promise<void> {
-  const txn = s.txn;
-  if (txn?.crossNode) {
+  const phase = s.txn.phase;
+  if (phase === 'cross') {
     for (const b of await setOnEveryNode(s, a)) s.out.push(b);
     return;
   }
-  if (txn !== undefined) return forward(s, txn.first!, m, a);
-  if (s.localStatus !== 'I') {
+  if (phase === 'one') return forward(s, s.txn.first!, m, a);
+  if (phase === 'deferred') {
     // Inside a transaction no node was picked for yet: it runs first thing on that node.
-    s.prelude.push(a.sql);
+    s.txn.defer(a.sql);
     s.settings.apply(a);
     return complete(s, a.action === 'reset' || a.action === 'reset_all' ? 'RESET' : 'SET');
   }
@@ -214,36 +210,27 @@ export function localTransaction(
   const complete = (tag: string): void => emit(writeCommandComplete(new Writer(32), tag).flush());
   switch (a.action) {
     case 'begin':
-      if (s.localStatus !== 'I') {
+      if (!s.txn.begin(a.sql, s.settings.save()))
         emit(noticeFrame('WARNING', '25001', 'there is already a transaction in progress'));
-      } else {
-        s.localStatus = 'T';
-        s.prelude = [a.sql];
-        s.settingsAtBegin = s.settings.save();
-      }
       return complete('BEGIN');
     case 'commit':
     case 'rollback': {
-      const failed = s.localStatus === 'E';
-      if (s.localStatus === 'I')
+      const failed = s.status() === 'E';
+      if (s.txn.phase === 'idle')
         emit(noticeFrame('WARNING', '25P01', 'there is no transaction in progress'));
-      if ((failed || a.action === 'rollback') && s.settingsAtBegin)
-        s.settings.restore(s.settingsAtBegin);
-      s.localStatus = 'I';
-      s.prelude = [];
-      s.settingsAtBegin = undefined;
+      const saved = s.txn.end();
+      if ((failed || a.action === 'rollback') && saved !== undefined) s.settings.restore(saved);
       return complete(a.action === 'commit' && !failed ? 'COMMIT' : 'ROLLBACK');
     }
     case 'savepoint':
     case 'release':
     case 'rollback_to':
-      if (s.localStatus === 'I')
+      if (s.txn.phase === 'idle')
         throw new RouterError(
           '25P01',
           `${a.keyword.toUpperCase()} can only be used in transaction blocks`,
         );
-      s.prelude.push(a.sql);
-      if (a.action === 'rollback_to') s.localStatus = 'T';
+      deferSavepoint(s, a);
       return complete(
         a.action === 'savepoint' ? 'SAVEPOINT' : a.action === 'release' ? 'RELEASE' : 'ROLLBACK',
       );
@@ -254,11 +241,27 @@ export function localTransaction(
   }
 }
 
+/** SAVEPOINT, RELEASE or ROLLBACK TO while no node holds the transaction. */
+function deferSavepoint(s: Session, a: TransactionAnalysis): void {
+  const name = a.savepoint ?? '';
+  if (a.action === 'savepoint') s.txn.savepoint(name, s.settings.save());
+  else if (a.action === 'release' ? !s.txn.release(name) : !rollbackTo(s, name))
+    throw new RouterError('3B001', `savepoint "${name}" does not exist`);
+  s.txn.defer(a.sql);
+}
+
+function rollbackTo(s: Session, name: string): boolean {
+  const at = s.txn.rollbackTo(name);
+  if (at === undefined) return false;
+  s.settings.restore(new Map(at.settings));
+  return true;
+}
+
 /** Several statements in one Query: run as one on a single node when they all fit there. */
 async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Promise<void> {
   const catalog = s.catalog();
-  const before = s.txn;
-  if (before?.crossNode) {
+  const wasOpen = s.txn.phase === 'one' || s.txn.phase === 'cross';
+  if (s.txn.phase === 'cross') {
     // One node runs the whole text: statements every node of the transaction must see cannot be
     // in it, and a failed transaction fails it whatever node it goes to.
     if (analyses.some((a) => a.kind === 'transaction' || a.kind === 'set'))
@@ -300,7 +303,7 @@ async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Pro
   const target = pickNode(s, node ?? catalog.home, node === undefined);
   const { backend, messages, expect } = await engage(s, target, catalog);
   const writes = analyses.some((a) => isWrite(a));
-  s.txn?.wrote(target, writes);
+  s.txn.wrote(target, writes);
   messages.push(m.raw);
   expect.push({ t: 'query', ready: false });
   const result = await run1(s, backend, messages, expect, true);
@@ -310,21 +313,21 @@ async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Pro
   }
   settle(s, target);
   const txn = s.txn;
-  if (txn === undefined) return;
+  if (txn.phase !== 'one' && txn.phase !== 'cross') return;
   // A transaction begun by this text: its node wrote only if one of these statements did.
-  const part = txn.nodes.get(target);
-  if (before === undefined && part !== undefined) part.written = writes;
+  if (!wasOpen) txn.setWritten(target, writes);
   if (result.error !== undefined) {
     // Which of the statements ran is unknown: a node joining later could not be given the same
     // savepoints and settings.
-    if (analyses.some((a) => a.kind === 'transaction' || a.kind === 'set'))
-      txn.replayUncertain = true;
+    if (analyses.some((a) => a.kind === 'transaction' || a.kind === 'set')) txn.markUncertain();
     return;
   }
+  let replay = [...txn.replayLog];
   for (const a of analyses) {
-    if (a.kind === 'transaction' && a.action === 'begin') txn.replay = [a.sql];
+    if (a.kind === 'transaction' && a.action === 'begin') replay = [a.sql];
     else if (a.kind === 'transaction' && (a.action === 'commit' || a.action === 'rollback'))
-      txn.replay = a.chain ? txn.replay.slice(0, 1) : ['BEGIN'];
-    else if (replayable(a)) txn.replay.push(a.sql);
+      replay = a.chain ? replay.slice(0, 1) : ['BEGIN'];
+    else if (replayable(a)) replay.push(a.sql);
   }
+  txn.replaceReplay(replay);
 }

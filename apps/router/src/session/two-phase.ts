@@ -61,13 +61,14 @@ export async function finishTransaction(
 ): Promise<'COMMIT' | 'ROLLBACK'> {
   const txn = s.txn;
   const commit = action === 'commit' && s.status() !== 'E';
+  const nodes = [...txn.parts()].map(([node]) => node);
   let committed = false;
   try {
-    if (txn === undefined) {
+    if (txn.phase !== 'one' && txn.phase !== 'cross') {
       committed = commit;
       return commit ? 'COMMIT' : 'ROLLBACK';
     }
-    const parts: Part[] = [...txn.nodes].map(([node, t]) => ({
+    const parts: Part[] = [...txn.parts()].map(([node, t]) => ({
       node,
       written: t.written,
       backend: s.held.get(node)?.backend,
@@ -105,12 +106,9 @@ export async function finishTransaction(
     committed = true;
     return 'COMMIT';
   } finally {
-    s.txn = undefined;
-    s.localStatus = 'I';
-    s.prelude = [];
-    if (!committed && s.settingsAtBegin) s.settings.restore(s.settingsAtBegin);
-    s.settingsAtBegin = undefined;
-    for (const node of txn?.nodes.keys() ?? []) {
+    const saved = txn.end();
+    if (!committed && saved !== undefined) s.settings.restore(saved);
+    for (const node of nodes) {
       const h = s.held.get(node);
       if (h === undefined) continue;
       // A backend still inside a transaction (its ROLLBACK failed) must not serve anyone else.

@@ -1,7 +1,6 @@
-// One client's transaction across the nodes it touched: which nodes hold a part of it (and
-// whether each part wrote), the statements that rebuild its state on a node joining later (BEGIN
-// with its options, SET, SAVEPOINT, RELEASE, ROLLBACK TO, in order), and what the router does for
-// transaction control once more than one node is involved. COMMIT itself is two-phase.ts.
+// What the router does for a transaction across nodes (txn/machine.ts keeps its state): SET and
+// savepoints on every node, BEGIN/COMMIT/ROLLBACK answered by the router, and statements that
+// write on several nodes in an implicit transaction of their own. COMMIT itself is two-phase.ts.
 import { Writer, writeCommandComplete, writeQuery, type NoticeFields } from '@tessera/pg-wire';
 import type { Analysis, SetAnalysis, TransactionAnalysis } from '@tessera/sql';
 import { RouterError, SQLSTATE, unsupported } from '../errors.js';
@@ -11,57 +10,6 @@ import { noticeFrame } from './errors-wire.js';
 import { run1 } from './run.js';
 import type { Session } from './session.js';
 import { finishTransaction } from './two-phase.js';
-
-export interface TxnPart {
-  /** Conservatively true once any statement other than a plain read ran there (routing/writes.ts). */
-  written: boolean;
-}
-
-export class OpenTxn {
-  /** The nodes holding a part of the transaction, in the order they joined. */
-  readonly nodes = new Map<string, TxnPart>();
-  /**
-   * A node's part was lost with its connection: the transaction is failed for good (a ROLLBACK TO
-   * cannot bring that part back), and only ROLLBACK (or COMMIT, which rolls back) ends it.
-   */
-  broken = false;
-  /** The replay no longer matches what the nodes did (a multi-statement query failed midway). */
-  replayUncertain = false;
-
-  constructor(
-    /** BEGIN ... and every transaction-scoped statement after it, replayed on a joining node. */
-    public replay: string[],
-  ) {}
-
-  /** The node the transaction started on: statements any node can answer go there. */
-  get first(): string | undefined {
-    for (const node of this.nodes.keys()) return node;
-    return undefined;
-  }
-
-  /**
-   * The router, not one node, answers COMMIT, ROLLBACK and savepoints: several nodes hold parts,
-   * or one was lost.
-   */
-  get crossNode(): boolean {
-    return this.nodes.size > 1 || this.broken;
-  }
-
-  join(node: string): void {
-    if (!this.nodes.has(node)) this.nodes.set(node, { written: false });
-  }
-
-  wrote(node: string, write = true): void {
-    const part = this.nodes.get(node);
-    if (part && write) part.written = true;
-  }
-
-  /** After COMMIT AND CHAIN on a one-node transaction: a new one with the same BEGIN. */
-  chained(): void {
-    this.replay = this.replay.slice(0, 1);
-    for (const part of this.nodes.values()) part.written = false;
-  }
-}
 
 /** Statements whose effect lives in the transaction and must be replayed on a joining node. */
 export function replayable(a: Analysis): boolean {
@@ -94,10 +42,10 @@ const q = (sql: string): Buffer => writeQuery(new Writer(sql.length + 16), sql).
  * finished when it returns, so no backend is left mid-answer.
  */
 export async function everyTxnNode(s: Session, sql: string): Promise<Buffer[]> {
-  const txn = s.txn;
-  if (txn === undefined) throw new Error('everyTxnNode outside a transaction');
+  if (s.txn.phase !== 'one' && s.txn.phase !== 'cross')
+    throw new Error('everyTxnNode outside a transaction');
   const runs = await Promise.allSettled(
-    [...txn.nodes.keys()].map(async (node, i) => {
+    [...s.txn.parts()].map(async ([node], i) => {
       const h = s.held.get(node);
       if (h === undefined || h.backend.dead)
         throw new RouterError(
@@ -120,11 +68,10 @@ export async function everyTxnNode(s: Session, sql: string): Promise<Buffer[]> {
 
 /** SET in a transaction across nodes: every node takes it, and a node joining later replays it. */
 export async function setOnEveryNode(s: Session, a: SetAnalysis): Promise<Buffer[]> {
-  const txn = s.txn!;
   const out = await everyTxnNode(s, a.sql);
   s.settings.apply(a);
-  txn.replay.push(a.sql);
-  for (const node of txn.nodes.keys()) {
+  s.txn.replayed(a.sql);
+  for (const [node] of s.txn.parts()) {
     const b = s.held.get(node)?.backend;
     if (b) b.settingsKey = s.settings.key();
   }
@@ -132,15 +79,15 @@ export async function setOnEveryNode(s: Session, a: SetAnalysis): Promise<Buffer
 }
 
 /**
- * BEGIN, COMMIT, ROLLBACK and savepoints in a transaction the router answers itself (OpenTxn
- * crossNode). Savepoints run on every node, so a ROLLBACK TO undoes each node's part alike.
+ * BEGIN, COMMIT, ROLLBACK and savepoints in a transaction the router answers itself (phase
+ * cross). Savepoints run on every node, so a ROLLBACK TO undoes each node's part alike.
  */
 export async function crossNodeControl(
   s: Session,
   a: TransactionAnalysis,
   emit: (frame: Buffer) => void,
 ): Promise<void> {
-  const txn = s.txn!;
+  const txn = s.txn;
   const complete = (tag: string): void => emit(writeCommandComplete(new Writer(32), tag).flush());
   switch (a.action) {
     case 'begin':
@@ -148,14 +95,10 @@ export async function crossNodeControl(
       return complete('BEGIN');
     case 'commit':
     case 'rollback': {
-      const begin = txn.replay[0] ?? 'BEGIN';
+      const begin = txn.beginSql;
       const tag = await finishTransaction(s, a.action);
-      if (a.chain) {
-        // A new transaction with the same characteristics, begun lazily like any other.
-        s.localStatus = 'T';
-        s.prelude = [begin];
-        s.settingsAtBegin = s.settings.save();
-      }
+      // A new transaction with the same characteristics, begun lazily like any other.
+      if (a.chain) txn.chain(begin, s.settings.save());
       return complete(tag);
     }
     case 'savepoint':
@@ -167,7 +110,7 @@ export async function crossNodeControl(
           'the connection to a node of this transaction was lost, so its work there is gone; only ROLLBACK can end the transaction',
         );
       for (const b of await everyTxnNode(s, a.sql)) emit(b);
-      txn.replay.push(a.sql);
+      txn.replayed(a.sql);
       return;
     }
     default:
@@ -189,10 +132,7 @@ export async function atomically(
   body: () => Promise<Error | undefined>,
 ): Promise<void> {
   const implicit = !s.inTransaction();
-  if (implicit) {
-    s.localStatus = 'T';
-    s.prelude = ['BEGIN'];
-  }
+  if (implicit) s.txn.begin('BEGIN', s.settings.save());
   let error: Error | undefined;
   try {
     error = await body();
