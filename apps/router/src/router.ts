@@ -14,7 +14,7 @@ import { CancelRegistry } from './cancel.js';
 import { Session } from './session/session.js';
 import { RouterError, SQLSTATE } from './errors.js';
 import type { RouterServices } from './services.js';
-import type { RoutingCatalog } from './routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import { VerifierSource } from './session/auth-verifiers.js';
 import { loadTlsContext } from './session/tls.js';
 import { acceptClient } from './client-socket.js';
@@ -29,7 +29,7 @@ export interface RunningRouter {
   /** Resolves once a valid catalog is in use. */
   ready(): Promise<void>;
   /** The catalog in use now (tests). */
-  catalog(): RoutingCatalog | undefined;
+  catalog(): Snapshot | undefined;
   stop(): Promise<void>;
 }
 

@@ -4,7 +4,7 @@ import type { SecureContext } from 'node:tls';
 import type { Logger } from '@tessera/telemetry';
 import type { AnalysisCache } from '@tessera/sql';
 import type { RouterConfig } from './config.js';
-import type { RoutingCatalog } from './routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import type { Pools } from './pool/pools.js';
 import type { RouterMetrics } from './metrics.js';
 import type { CancelRegistry } from './cancel.js';
@@ -14,7 +14,7 @@ import type { DecisionLog } from '@tessera/twopc';
 export interface RouterServices {
   readonly config: RouterConfig;
   /** The current snapshot, read once per statement; undefined until a valid catalog arrived. */
-  catalog(): RoutingCatalog | undefined;
+  catalog(): Snapshot | undefined;
   readonly pools: Pools;
   readonly cache: AnalysisCache;
   readonly metrics: RouterMetrics;

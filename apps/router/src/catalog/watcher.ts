@@ -1,10 +1,10 @@
 // Keeps the router's catalog current: registers with the coordinator, watches its catalog stream,
-// builds and validates a RoutingCatalog for each epoch, swaps it in whole, and acknowledges the
+// builds and validates a Snapshot for each epoch, swaps it in whole, and acknowledges the
 // epoch. While the coordinator is away it keeps the last good catalog and reconnects with backoff.
 import { CatalogService, RouterService, createClient, type Catalog } from '@tessera/proto';
 import type { Logger } from '@tessera/telemetry';
-import type { RoutingCatalog } from '../routing/catalog-view.js';
-import { buildRoutingCatalog } from './routing-catalog.js';
+import type { Snapshot } from '@tessera/keyspace';
+import { snapshotOf } from './routing-catalog.js';
 
 export interface WatcherOptions {
   coordinator: string;
@@ -14,7 +14,7 @@ export interface WatcherOptions {
   token?: string | undefined;
   log: Logger;
   /** Called after each swap (pool retirement, metrics). */
-  onSwap?: (catalog: RoutingCatalog) => void;
+  onSwap?: (catalog: Snapshot) => void;
 }
 
 const BACKOFF_MIN_MS = 100;
@@ -23,7 +23,7 @@ const HEARTBEAT_MS = 5000;
 
 export class CatalogWatcher {
   /** The one reference routing reads: replaced whole, never changed in place. */
-  private current: RoutingCatalog | undefined;
+  private current: Snapshot | undefined;
   private readonly abort = new AbortController();
   private readonly catalogClient;
   private readonly routerClient;
@@ -43,7 +43,7 @@ export class CatalogWatcher {
     this.firstCatalog = new Promise((resolve) => (this.resolveFirst = resolve));
   }
 
-  get catalog(): RoutingCatalog | undefined {
+  get catalog(): Snapshot | undefined {
     return this.current;
   }
 
@@ -90,9 +90,9 @@ export class CatalogWatcher {
 
   private swap(catalog: Catalog): void {
     if (this.current !== undefined && catalog.epoch <= this.current.epoch) return;
-    let next: RoutingCatalog;
+    let next: Snapshot;
     try {
-      next = buildRoutingCatalog(catalog);
+      next = snapshotOf(catalog);
     } catch (e) {
       this.opts.log.error(
         { epoch: String(catalog.epoch), err: (e as Error).message },

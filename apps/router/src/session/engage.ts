@@ -5,7 +5,7 @@
 import { Writer, writeQuery } from '@tessera/pg-wire';
 import type { Backend } from '../pool/backend.js';
 import type { Pool } from '../pool/pool.js';
-import type { RoutingCatalog } from '../routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Expectation } from './exchange.js';
 import { run1 } from './run.js';
@@ -22,7 +22,7 @@ export const POISON_SQL =
 export async function engage(
   s: Session,
   node: string,
-  catalog: RoutingCatalog,
+  catalog: Snapshot,
   begin = true,
 ): Promise<{ backend: Backend; messages: Buffer[]; expect: Expectation[] }> {
   const messages: Buffer[] = [];
@@ -38,7 +38,7 @@ export async function engage(
 export function engageInto(
   s: Session,
   node: string,
-  catalog: RoutingCatalog,
+  catalog: Snapshot,
   begin: boolean,
   messages: Buffer[],
   expect: Expectation[],
@@ -57,7 +57,7 @@ export function engageInto(
 export function engageNow(
   s: Session,
   node: string,
-  catalog: RoutingCatalog,
+  catalog: Snapshot,
   begin: boolean,
   messages: Buffer[],
   expect: Expectation[],
@@ -127,7 +127,7 @@ export function replaySettings(
 }
 
 /** The pool for `node`, remembered per catalog snapshot (its key is built once, not per statement). */
-export function poolFor(s: Session, catalog: RoutingCatalog, node: string): Pool {
+export function poolFor(s: Session, catalog: Snapshot, node: string): Pool {
   if (s.poolsCatalog !== catalog) {
     s.poolsCatalog = catalog;
     s.poolsByNode.clear();

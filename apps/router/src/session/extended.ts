@@ -21,7 +21,7 @@ import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import { route } from '../routing/route.js';
 import { routeLabel, type Route } from '../routing/route-types.js';
 import type { Backend } from '../pool/backend.js';
-import type { RoutingCatalog } from '../routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import {
   EXPECT_DESCRIBE_PORTAL,
   EXPECT_DESCRIBE_STATEMENT,
@@ -85,8 +85,8 @@ export async function handleBatch(s: Session, batch: readonly InMsg[]): Promise<
     if (backend) expect.push({ t: 'synthetic', bytes: b });
     else s.out.push(b);
   };
-  let catalog: RoutingCatalog | undefined;
-  const cat = (): RoutingCatalog => (catalog ??= s.catalog());
+  let catalog: Snapshot | undefined;
+  const cat = (): Snapshot => (catalog ??= s.catalog());
 
   // The node the batch's first pinned Bind goes to: statements that could run anywhere
   // (a Describe before that Bind) go there too, so the batch stays on one node.

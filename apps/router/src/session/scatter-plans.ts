@@ -2,7 +2,7 @@
 // plans by SQL text (like the analysis cache) and each database's collation. Kept beside the
 // services object (a WeakMap keyed by it) rather than in a module-level singleton.
 import { planRead, type ReadPlanResult } from '@tessera/sql';
-import type { RoutingCatalog } from '../routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import { plannerCatalog } from '../routing/planner-catalog.js';
 import type { RouterServices } from '../services.js';
 
@@ -32,7 +32,7 @@ export function scatterMemory(services: RouterServices): ScatterMemory {
  */
 export function planFor(
   services: RouterServices,
-  catalog: RoutingCatalog,
+  catalog: Snapshot,
   sql: string,
   bytewise: boolean,
 ): ReadPlanResult {

@@ -22,7 +22,7 @@ import {
 } from '@tessera/merge';
 import type { Analysis, ExplainAnalysis, ReadPlan } from '@tessera/sql';
 import { RouterError, unsupported } from '../errors.js';
-import type { RoutingCatalog } from '../routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import type { ScatterRoute } from '../routing/route-types.js';
 import { isBytewiseCollation } from '../routing/planner-catalog.js';
 import { LeafRun } from './leaf-run.js';
@@ -61,7 +61,7 @@ async function planScatter(
   s: Session,
   r: ScatterRoute,
   a: Analysis,
-): Promise<{ plan: ReadPlan; explain: ExplainAnalysis | undefined; catalog: RoutingCatalog }> {
+): Promise<{ plan: ReadPlan; explain: ExplainAnalysis | undefined; catalog: Snapshot }> {
   if (s.inTransaction())
     throw unsupported(
       'a read across nodes inside a transaction block is not supported yet (it would need the transaction on every node); run it outside the transaction or pin the key to one node',
@@ -228,7 +228,7 @@ export async function describeScatter(
 }
 
 /** Whether the client's database orders text bytewise; asked of a node once per database. */
-async function textIsBytewise(s: Session, catalog: RoutingCatalog, node: string): Promise<boolean> {
+async function textIsBytewise(s: Session, catalog: Snapshot, node: string): Promise<boolean> {
   const known = scatterMemory(s.services).bytewise;
   const cached = known.get(s.database);
   if (cached !== undefined) return cached;
@@ -255,7 +255,7 @@ async function onNode(
   node: string,
   messages: Buffer[],
   each: (m: LeafMessage) => void,
-  catalog: RoutingCatalog = s.catalog(),
+  catalog: Snapshot = s.catalog(),
 ): Promise<void> {
   const e = await engage(s, node, catalog, false);
   e.backend.unnamedOwner = undefined;

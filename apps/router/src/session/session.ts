@@ -13,7 +13,7 @@ import {
 import type { Backend } from '../pool/backend.js';
 import type { ScramPassThrough } from '../pool/scram-pass-through.js';
 import type { Pool } from '../pool/pool.js';
-import type { RoutingCatalog } from '../routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import type { RouterServices } from '../services.js';
 import { RouterError, SQLSTATE, sqlstateOf } from '../errors.js';
 import type { Cancellable } from '../cancel.js';
@@ -74,7 +74,7 @@ export class Session implements Cancellable {
   /** Backends an exchange runs on now (run.ts): where a CancelRequest goes. */
   readonly running: Backend[] = [];
   /** Pools by node, remembered per catalog snapshot (engage.ts poolFor). */
-  poolsCatalog: RoutingCatalog | undefined;
+  poolsCatalog: Snapshot | undefined;
   readonly poolsByNode = new Map<string, Pool>();
 
   closed = false;
@@ -271,7 +271,7 @@ export class Session implements Cancellable {
     return this.status() !== 'I';
   }
 
-  catalog(): RoutingCatalog {
+  catalog(): Snapshot {
     const c = this.services.catalog();
     if (!c)
       throw new RouterError(

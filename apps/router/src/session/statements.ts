@@ -5,7 +5,7 @@ import { Writer, bindParam, bindStatementName, findNul, writeParse } from '@tess
 import type { Analysis } from '@tessera/sql';
 import { route } from '../routing/route.js';
 import type { Route } from '../routing/route-types.js';
-import type { RoutingCatalog } from '../routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend } from '../pool/backend.js';
 import {
@@ -157,7 +157,7 @@ export function preparedRun(
 }
 
 /** The route of `bind`'s statement; undefined if routing throws (the general path reports it). */
-export function routeOfBind(a: Analysis, catalog: RoutingCatalog, bind: InMsg): Route | undefined {
+export function routeOfBind(a: Analysis, catalog: Snapshot, bind: InMsg): Route | undefined {
   try {
     return route(a, catalog, (k) => bindParam(bind.body, k));
   } catch {
