@@ -113,63 +113,6 @@ type Mode = (typeof DRIVER_MODES)[number];
  * Differences this test found in the router before its session commands were written once for
  * both protocols (each one a bug, fixed by the commit that removes it from here).
  */
-const PIPELINE_NODES = {
-  modes: ['postgres.js'] as const,
-  why: "postgres.js's Parse/Describe/Flush leaves a cycle open on one node, and its Bind for another node is refused (0A000)",
-};
-const KNOWN: Record<string, { modes: readonly Mode[]; why: string }> = {
-  'a bad SET in a transaction no node holds yet': {
-    modes: ['pg-simple', 'pg-named', 'postgres.js'],
-    why: 'a SET before the transaction picks a node is answered SET without a node checking it',
-  },
-  'savepoints before a node is picked': {
-    modes: ['pg-named', 'postgres.js'],
-    why: 'a SET in the one-node transaction after it is not recorded (the extended protocol)',
-  },
-  'COMMIT AND CHAIN before a node is picked': {
-    modes: ['pg-simple', 'pg-named', 'postgres.js'],
-    why: 'AND CHAIN is lost when no node holds the transaction yet',
-  },
-  'SET LOCAL outside a transaction': {
-    modes: ['pg-named', 'postgres.js'],
-    why: 'the extended protocol answers SET LOCAL without the WARNING 25P01',
-  },
-  'SET with a bad value or an unknown name': {
-    modes: ['pg-named', 'postgres.js'],
-    why: 'the extended protocol applies SET without a node checking it',
-  },
-  'SET in a one-node transaction, committed': {
-    modes: ['pg-named', 'postgres.js'],
-    why: 'an extended SET in a one-node transaction is not recorded: wrong SHOW, and it leaks to the next client',
-  },
-  'SET, then a data node, rolled back': {
-    modes: ['pg-named', 'postgres.js'],
-    why: 'a prepared ROLLBACK on the node does not restore the settings the router remembers',
-  },
-  'RESET in a transaction, rolled back': {
-    modes: ['pg-named', 'postgres.js'],
-    why: 'an extended RESET in a transaction is applied though the ROLLBACK undid it',
-  },
-  'DISCARD ALL': {
-    modes: ['pg-named', 'postgres.js'],
-    why: 'DISCARD ALL inside a transaction block succeeds through the extended protocol',
-  },
-  DEALLOCATE: {
-    modes: ['pg-named', 'postgres.js'],
-    why: 'DEALLOCATE of an unknown name is silent through the extended protocol',
-  },
-  'SET LOCAL in a transaction': PIPELINE_NODES,
-  'SET in a transaction across nodes': PIPELINE_NODES,
-  'SET in a transaction across nodes, rolled back': PIPELINE_NODES,
-  'savepoints across nodes': PIPELINE_NODES,
-  'BEGIN with options': PIPELINE_NODES,
-  'an uncommitted write when the client leaves': PIPELINE_NODES,
-  'a temporary table': {
-    modes: ['pg-simple', 'pg-named', 'postgres.js'],
-    why: 'a temporary table stays on its pooled backend and the next client sees it',
-  },
-};
-
 async function compare(mode: Mode, scenario: Scenario): Promise<void> {
   const sequence = [...scenario.statements, ...FINAL_CHECKS];
   const viaRouter = await runAll(mode, c.url(), sequence);
@@ -197,9 +140,7 @@ async function compare(mode: Mode, scenario: Scenario): Promise<void> {
 }
 
 function scenarioTest(mode: Mode, scenario: Scenario): void {
-  const known = KNOWN[scenario.name];
-  const todo = known?.modes.includes(mode) ? known.why : undefined;
-  test(scenario.name, todo === undefined ? {} : { todo }, () => compare(mode, scenario));
+  test(scenario.name, () => compare(mode, scenario));
 }
 
 for (const mode of DRIVER_MODES) {

@@ -43,7 +43,7 @@ export type CopyRoute =
 
 /**
  * A SELECT whose rows live on several nodes: planned (libs/sql planRead) and merged at the router
- * (session/scatter.ts). `nodes`: every owner of the keyspace, or only those an IN list pins.
+ * (scatter/scatter.ts). `nodes`: every owner of the keyspace, or only those an IN list pins.
  */
 export interface ScatterRoute {
   readonly kind: 'scatter';

@@ -115,6 +115,11 @@ export class TxnMachine<S> {
     return this.#parts.has(node);
   }
 
+  /** The epoch the part on `node` first wrote under, if it wrote (admit/hold.ts). */
+  firstWriteEpoch(node: string): bigint | undefined {
+    return this.#parts.get(node)?.firstWriteEpoch;
+  }
+
   /** The parts, in the order their nodes joined. */
   parts(): IterableIterator<[string, TxnPart]> {
     return this.#parts.entries();

@@ -14,7 +14,7 @@ import {
 } from '@tessera/pg-wire';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend, BackendSink } from '../pool/backend.js';
-import type { OutSink } from './client-out.js';
+import type { OutSink } from '../session/client-out.js';
 
 export type Expectation =
   /** A client Query: everything up to ReadyForQuery goes to the client, the ReadyForQuery if `ready`. */
@@ -48,6 +48,8 @@ export interface ExchangeResult {
   status: TransactionStatus | undefined;
   /** The first error forwarded to the client. */
   error: NoticeFields | undefined;
+  /** Which expectation that error answered (statements before it ran). */
+  errorAt: number | undefined;
   /** Command tags the client saw (when `collectTags`). */
   tags: string[];
   /** The first error of the router's own statements (swallowed, not sent to the client). */
@@ -122,6 +124,7 @@ class Exchange implements BackendSink {
     this.result = {
       status: undefined,
       error: undefined,
+      errorAt: undefined,
       tags: collectTags ? [] : NO_TAGS,
       quietError: undefined,
     };
@@ -267,12 +270,10 @@ class Exchange implements BackendSink {
   /** The frame `reader` returned last, of type `code`. */
   private handle(code: number, reader: FrameReader): void {
     const e = this.expect[this.head];
-    const backend = this.backend;
-    const result = this.result;
     if (e === undefined)
       throw new RouterError(
         SQLSTATE.connectionFailure,
-        `node "${backend.target.node}" sent an unexpected message`,
+        `node "${this.backend.target.node}" sent an unexpected message`,
       );
     // Asynchronous messages may come at any point.
     if (
@@ -283,31 +284,46 @@ class Exchange implements BackendSink {
       if (e.t !== 'quiet' || code === BackendCode.NotificationResponse) this.forward(reader);
       return;
     }
-    if (code === BackendCode.ErrorResponse) {
-      const fields = decodeErrorResponse(reader.frameBody());
-      if (e.t === 'quiet') {
-        result.quietError ??= fields;
-        return;
-      }
-      if (e.t === 'poison') {
-        this.emit(e.bytes);
-      } else {
-        result.error ??= fields;
-        this.hooks.onError(fields.code);
-        this.forward(reader);
-      }
-      if (e.t === 'query') return;
-      if (e.t === 'one' && e.unprepare !== undefined) backend.prepared.delete(e.unprepare);
-      // The node now skips to the Sync; so do the expectations.
-      const expect = this.expect;
-      while (this.head < expect.length && expect[this.head]!.t !== 'sync') {
-        const skipped = expect[this.head]!;
-        if (skipped.t === 'one' && skipped.unprepare !== undefined)
-          backend.prepared.delete(skipped.unprepare);
-        this.head++;
-      }
+    if (code === BackendCode.ErrorResponse) return this.error(e, reader);
+    this.answer(e, code, reader);
+  }
+
+  /** An ErrorResponse while `e` is at the head: forwarded (or not), and the node skips to the Sync. */
+  private error(e: Expectation, reader: FrameReader): void {
+    const backend = this.backend;
+    const result = this.result;
+    const fields = decodeErrorResponse(reader.frameBody());
+    if (e.t === 'quiet') {
+      result.quietError ??= fields;
       return;
     }
+    if (e.t === 'poison') {
+      this.emit(e.bytes);
+      result.errorAt ??= this.head;
+    } else {
+      if (result.error === undefined) {
+        result.error = fields;
+        result.errorAt = this.head;
+      }
+      this.hooks.onError(fields.code);
+      this.forward(reader);
+    }
+    if (e.t === 'query') return;
+    if (e.t === 'one' && e.unprepare !== undefined) backend.prepared.delete(e.unprepare);
+    // The node now skips to the Sync; so do the expectations.
+    const expect = this.expect;
+    while (this.head < expect.length && expect[this.head]!.t !== 'sync') {
+      const skipped = expect[this.head]!;
+      if (skipped.t === 'one' && skipped.unprepare !== undefined)
+        backend.prepared.delete(skipped.unprepare);
+      this.head++;
+    }
+  }
+
+  /** Any other frame, of type `code`, for the head expectation `e`. */
+  private answer(e: Expectation, code: number, reader: FrameReader): void {
+    const backend = this.backend;
+    const result = this.result;
     switch (e.t) {
       case 'quiet':
         if (code === BackendCode.ReadyForQuery) {

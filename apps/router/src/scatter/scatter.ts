@@ -1,5 +1,5 @@
 // A SELECT whose rows live on several nodes, at the wire edge: plan it (libs/sql planRead, cached
-// by text), run the leaf SQL on every participating node in parallel (session/leaf-run.ts), merge
+// by text), run the leaf SQL on every participating node in parallel (leaf-run.ts), merge
 // with @tessera/merge, and write the client's RowDescription, DataRows and CommandComplete in
 // batches, pausing while the client does not read. EXPLAIN [ANALYZE] shows the plan instead.
 import {
@@ -26,28 +26,20 @@ import type { Snapshot } from '@tessera/keyspace';
 import type { ScatterRoute } from '../routing/route-types.js';
 import { isBytewiseCollation } from '../routing/planner-catalog.js';
 import { LeafRun } from './leaf-run.js';
-import { explainLines, explainAnalyzeLines, QUERY_PLAN_FIELD } from './scatter-explain.js';
-import { planFor, scatterMemory } from './scatter-plans.js';
-import { engage, lost, settle } from './engage.js';
-import type { Session } from './session.js';
-
-/** The client's Bind, for a read across nodes through the extended protocol. */
-export interface ScatterBind {
-  readonly values: readonly (Buffer | null)[];
-  /** One format per value: 0 text, 1 binary. */
-  readonly formats: readonly number[];
-  /** The client's Parse parameter types (0 = left to the server). */
-  readonly types: readonly number[];
-  /** The statement's highest `$n`. */
-  readonly paramCount: number;
-}
+import { explainLines, explainAnalyzeLines, QUERY_PLAN_FIELD } from './explain.js';
+import { planFor, scatterMemory } from './plans.js';
+import { engage, lost, settle } from '../execute/backends.js';
+import type { Session } from '../session/session.js';
+import type { BindValues } from '../statement/portal.js';
 
 export interface ScatterRequest {
   /** The SELECT, or an EXPLAIN of one. */
   readonly analysis: Analysis;
-  readonly bind?: ScatterBind | undefined;
+  readonly bind?: BindValues | undefined;
   /** Whether the client is owed a RowDescription (simple Query, or a Describe of this portal). */
   readonly rowDescription: boolean;
+  /** The snapshot the statement was admitted and routed by. */
+  readonly snapshot: Snapshot;
 }
 
 /** Bytes of encoded rows gathered before they are written to the client. */
@@ -61,7 +53,8 @@ async function planScatter(
   s: Session,
   r: ScatterRoute,
   a: Analysis,
-): Promise<{ plan: ReadPlan; explain: ExplainAnalysis | undefined; catalog: Snapshot }> {
+  catalog: Snapshot,
+): Promise<{ plan: ReadPlan; explain: ExplainAnalysis | undefined }> {
   if (s.inTransaction())
     throw unsupported(
       'a read across nodes inside a transaction block is not supported yet (it would need the transaction on every node); run it outside the transaction or pin the key to one node',
@@ -74,7 +67,6 @@ async function planScatter(
     throw unsupported(
       'EXPLAIN (FORMAT ...) of a read across nodes is not supported; use the text format',
     );
-  const catalog = s.catalog();
   const bytewise = await textIsBytewise(s, catalog, r.nodes[0] ?? catalog.home);
   const plan = planFor(s.services, catalog, select.sql, bytewise);
   if (plan.kind === 'refuse') {
@@ -82,11 +74,12 @@ async function planScatter(
     throw unsupported(plan.reason);
   }
   s.services.metrics.statements('scatter');
-  return { plan, explain, catalog };
+  return { plan, explain };
 }
 
 export async function runScatter(s: Session, r: ScatterRoute, req: ScatterRequest): Promise<void> {
-  const { plan, explain, catalog } = await planScatter(s, r, req.analysis);
+  const catalog = req.snapshot;
+  const { plan, explain } = await planScatter(s, r, req.analysis, catalog);
   if (explain !== undefined && !explain.analyze)
     return sendLines(s, explainLines(plan, r.nodes), req.rowDescription);
   const bind = req.bind;
@@ -159,7 +152,7 @@ async function writeOut(s: Session, out: Writer): Promise<void> {
 }
 
 /** A simple Query when the leaf takes no parameters, else an unnamed extended-protocol cycle. */
-function leafStatement(plan: ReadPlan, bind: ScatterBind | undefined): Buffer[] {
+function leafStatement(plan: ReadPlan, bind: BindValues | undefined): Buffer[] {
   if (plan.leafParams.length === 0 || bind === undefined)
     return [writeQuery(new Writer(plan.leafSql.length + 16), plan.leafSql).flush()];
   const missing = plan.leafParams.find((i) => i >= bind.values.length);
@@ -186,7 +179,7 @@ function leafStatement(plan: ReadPlan, bind: ScatterBind | undefined): Buffer[] 
 }
 
 /** The client's parameters as the executor reads them (LIMIT / OFFSET): text, binary ints as text. */
-function executorParams(bind: ScatterBind): (string | Buffer | null)[] {
+function executorParams(bind: BindValues): (string | Buffer | null)[] {
   return bind.values.map((v, i) => {
     if (v === null || bind.formats[i] !== 1) return v;
     if (v.length === 8) return v.readBigInt64BE(0).toString();
@@ -215,15 +208,22 @@ export async function describeScatter(
   r: ScatterRoute,
   sql: string,
   types: readonly number[],
+  catalog: Snapshot,
 ): Promise<readonly FieldDescription[] | undefined> {
   const w = new Writer(sql.length + 64);
   writeParse(w, '', sql, types);
   writeDescribe(w, 'S', '');
   w.bytes(SYNC);
   let fields: readonly FieldDescription[] | undefined;
-  await onNode(s, r.nodes[0] ?? s.catalog().home, [w.flush()], (m) => {
-    if (m.kind === 'RowDescription') fields = m.fields;
-  });
+  await onNode(
+    s,
+    r.nodes[0] ?? catalog.home,
+    [w.flush()],
+    (m) => {
+      if (m.kind === 'RowDescription') fields = m.fields;
+    },
+    catalog,
+  );
   return fields;
 }
 
@@ -255,7 +255,7 @@ async function onNode(
   node: string,
   messages: Buffer[],
   each: (m: LeafMessage) => void,
-  catalog: Snapshot = s.catalog(),
+  catalog: Snapshot,
 ): Promise<void> {
   const e = await engage(s, node, catalog, false);
   e.backend.unnamedOwner = undefined;

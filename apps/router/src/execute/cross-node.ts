@@ -1,14 +1,14 @@
-// What the router does for a transaction across nodes (txn/machine.ts keeps its state): SET and
-// savepoints on every node, BEGIN/COMMIT/ROLLBACK answered by the router, and statements that
-// write on several nodes in an implicit transaction of their own. COMMIT itself is two-phase.ts.
-import { Writer, writeCommandComplete, writeQuery, type NoticeFields } from '@tessera/pg-wire';
-import type { Analysis, SetAnalysis, TransactionAnalysis } from '@tessera/sql';
-import { RouterError, SQLSTATE, unsupported } from '../errors.js';
+// What the router runs on every node of a transaction across nodes (txn/machine.ts keeps its
+// state): a statement on each part at once (SET, savepoints), and statements that write on
+// several nodes in an implicit transaction of their own. COMMIT itself is two-phase.ts; the
+// session commands that use these are commands/run-command.ts.
+import { Writer, writeQuery, type NoticeFields } from '@tessera/pg-wire';
+import type { Analysis, SetAnalysis } from '@tessera/sql';
+import { RouterError, SQLSTATE } from '../errors.js';
 import { BackendError } from '../pool/backend.js';
-import { HeldOut } from './client-out.js';
-import { noticeFrame } from './errors-wire.js';
+import { HeldOut } from '../session/client-out.js';
 import { run1 } from './run.js';
-import type { Session } from './session.js';
+import type { Session } from '../session/session.js';
 import { finishTransaction } from './two-phase.js';
 
 /** Statements whose effect lives in the transaction and must be replayed on a joining node. */
@@ -19,20 +19,6 @@ export function replayable(a: Analysis): boolean {
     (a.action === 'savepoint' || a.action === 'release' || a.action === 'rollback_to')
   );
 }
-
-/** Statements Postgres still accepts in a failed transaction. */
-export function endsFailedTransaction(a: Analysis): boolean {
-  return (
-    a.kind === 'transaction' &&
-    (a.action === 'rollback' || a.action === 'rollback_to' || a.action === 'commit')
-  );
-}
-
-export const inFailedTransaction = (): RouterError =>
-  new RouterError(
-    SQLSTATE.inFailedTransaction,
-    'current transaction is aborted, commands ignored until end of transaction block',
-  );
 
 const q = (sql: string): Buffer => writeQuery(new Writer(sql.length + 16), sql).flush();
 
@@ -76,48 +62,6 @@ export async function setOnEveryNode(s: Session, a: SetAnalysis): Promise<Buffer
     if (b) b.settingsKey = s.settings.key();
   }
   return out;
-}
-
-/**
- * BEGIN, COMMIT, ROLLBACK and savepoints in a transaction the router answers itself (phase
- * cross). Savepoints run on every node, so a ROLLBACK TO undoes each node's part alike.
- */
-export async function crossNodeControl(
-  s: Session,
-  a: TransactionAnalysis,
-  emit: (frame: Buffer) => void,
-): Promise<void> {
-  const txn = s.txn;
-  const complete = (tag: string): void => emit(writeCommandComplete(new Writer(32), tag).flush());
-  switch (a.action) {
-    case 'begin':
-      emit(noticeFrame('WARNING', '25001', 'there is already a transaction in progress'));
-      return complete('BEGIN');
-    case 'commit':
-    case 'rollback': {
-      const begin = txn.beginSql;
-      const tag = await finishTransaction(s, a.action);
-      // A new transaction with the same characteristics, begun lazily like any other.
-      if (a.chain) txn.chain(begin, s.settings.save());
-      return complete(tag);
-    }
-    case 'savepoint':
-    case 'release':
-    case 'rollback_to': {
-      if (txn.broken)
-        throw new RouterError(
-          SQLSTATE.inFailedTransaction,
-          'the connection to a node of this transaction was lost, so its work there is gone; only ROLLBACK can end the transaction',
-        );
-      for (const b of await everyTxnNode(s, a.sql)) emit(b);
-      txn.replayed(a.sql);
-      return;
-    }
-    default:
-      throw unsupported(
-        `${a.keyword.toUpperCase()} (two-phase commit commands) through the router is not supported`,
-      );
-  }
 }
 
 /**

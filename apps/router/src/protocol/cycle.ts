@@ -1,32 +1,33 @@
 // Extended-protocol cycles left open at a Flush: a batch that ends at a Flush (say Parse and
 // Describe) keeps its backend, and the next batch goes on there, until a Sync ends the cycle.
-import { SYNC, decodeDescribe, decodeExecute } from '@tessera/pg-wire';
+import { FrontendCode, SYNC, decodeDescribe, decodeExecute } from '@tessera/pg-wire';
 import type { Backend } from '../pool/backend.js';
-import type { InMsg } from './client-in.js';
-import { settle } from './engage.js';
-import { run1 } from './run.js';
-import type { Session } from './session.js';
+import type { InMsg } from '../session/client-in.js';
+import { settle } from '../execute/backends.js';
+import { run1 } from '../execute/run.js';
+import type { Session } from '../session/session.js';
 
 /** The backend of the session's open cycle, if there is one and it is still alive. */
 export function openCycleBackend(s: Session): Backend | undefined {
-  if (!s.cycleOpen || s.cycleNode === undefined) return undefined;
-  const h = s.held.get(s.cycleNode);
+  if (s.cycle === undefined) return undefined;
+  const h = s.held.get(s.cycle);
   return h && !h.backend.dead ? h.backend : undefined;
 }
 
 /**
- * Ends the open cycle on `node` with a Sync of the router's own, for a batch whose key lives
- * elsewhere (in a transaction block that Sync commits nothing; the other node joins the
- * transaction).
+ * Ends the open cycle with a Sync of the router's own, for a batch whose statements go elsewhere
+ * and use none of its portals (in a transaction block that Sync commits nothing; the other node
+ * joins the transaction).
  */
-export async function closeOpenCycle(s: Session, backend: Backend, node: string): Promise<void> {
+export async function closeOpenCycle(s: Session, backend: Backend): Promise<void> {
+  const node = s.cycle!;
   try {
     await run1(s, backend, [SYNC], [{ t: 'quiet' }]);
   } catch {
     // Lost: the session already forgot it.
   }
-  s.cycleOpen = false;
-  s.cycleNode = undefined;
+  s.cycle = undefined;
+  for (const e of s.cycleEpochs.splice(0)) e.leave();
   settle(s, node);
 }
 
@@ -34,10 +35,10 @@ export async function closeOpenCycle(s: Session, backend: Backend, node: string)
 export function usesOpenPortal(batch: readonly InMsg[]): boolean {
   const bound = new Set<string>();
   for (const m of batch) {
-    if (m.code === 0x42) bound.add(m.body.toString('utf8', 0, m.body.indexOf(0)));
-    else if (m.code === 0x45) {
+    if (m.code === FrontendCode.Bind) bound.add(m.body.toString('utf8', 0, m.body.indexOf(0)));
+    else if (m.code === FrontendCode.Execute) {
       if (!bound.has(decodeExecute(m.body).portal)) return true;
-    } else if (m.code === 0x44 || m.code === 0x43) {
+    } else if (m.code === FrontendCode.Describe || m.code === FrontendCode.Close) {
       const d = decodeDescribe(m.body);
       if (d.target === 'P' && !bound.has(d.name)) return true;
     }

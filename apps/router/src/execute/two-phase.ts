@@ -12,11 +12,11 @@ import {
 } from '@tessera/twopc';
 import { RouterError, SQLSTATE } from '../errors.js';
 import { BackendError, type Backend } from '../pool/backend.js';
-import { HeldOut } from './client-out.js';
+import { HeldOut } from '../session/client-out.js';
 import { faultHook } from './fault-hook.js';
-import { drop, settle } from './engage.js';
+import { drop, settle } from './backends.js';
 import { run1 } from './run.js';
-import type { Session } from './session.js';
+import type { Session } from '../session/session.js';
 
 const q = (sql: string): Buffer => writeQuery(new Writer(sql.length + 16), sql).flush();
 
@@ -125,7 +125,7 @@ async function commitWriters(s: Session, writers: readonly Part[]): Promise<void
   const participants = writers.map((p) => sqlParticipant(p.node, (sql) => runOwn(s, p, sql)));
   try {
     const outcome = await commitAcrossNodes(txid, participants, services.decisions, {
-      clusterUid: s.catalog().clusterUid,
+      clusterUid: s.epoch().snapshot.clusterUid,
       faultHook, // undefined unless TESSERA_FAULT_2PC is set (tests only: fault-hook.ts)
     });
     services.metrics.twoPhase('committed');

@@ -1,6 +1,8 @@
-// A portal of the extended protocol whose statement reads across nodes: what its Bind said (kept
-// until Execute, when the router runs it itself), its Execute, and the answer to a Describe of it.
+// The extended protocol's side of a read across nodes: what its Bind said (kept in the portal
+// until its Execute, when the router runs it under the snapshot its Bind was admitted with), and
+// the answers to a Describe of it or of its statement.
 import {
+  BackendCode,
   NO_DATA,
   SYNC,
   Writer,
@@ -9,33 +11,24 @@ import {
   writeRowDescription,
 } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
+import type { Snapshot } from '@tessera/keyspace';
 import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import { BackendError } from '../pool/backend.js';
-import { HeldOut } from './client-out.js';
-import type { Expectation } from './exchange.js';
+import { HeldOut } from '../session/client-out.js';
+import type { Expectation } from '../execute/exchange.js';
+import { engage, settle } from '../execute/backends.js';
+import { run1 } from '../execute/run.js';
+import type { Session } from '../session/session.js';
+import type { StatementRecord } from '../statement/prepared.js';
+import type { BindValues, RouterPortal } from '../statement/portal.js';
 import type { ScatterRoute } from '../routing/route-types.js';
-import { describeScatter, runScatter, type ScatterBind } from './scatter.js';
-import { QUERY_PLAN_FIELD } from './scatter-explain.js';
-import { engage, settle } from './engage.js';
-import { run1 } from './run.js';
-import type { Session } from './session.js';
-import type { StatementRecord } from './statements.js';
+import { describeScatter } from './scatter.js';
+import { QUERY_PLAN_FIELD } from './explain.js';
 
-export interface ScatterPortal {
-  readonly route: ScatterRoute;
-  readonly analysis: Analysis;
-  readonly sql: string;
-  readonly bind: ScatterBind;
-  /** A Describe of the portal came just before its Execute: the Execute sends the RowDescription. */
-  describe: boolean;
-}
+type SeveralPortal = RouterPortal & { kind: 'several' };
 
-export function bindOfScatter(
-  r: ScatterRoute,
-  rec: StatementRecord,
-  a: Analysis,
-  body: Buffer,
-): ScatterPortal {
+/** The values of a Bind the router runs itself (text results only across nodes). */
+export function bindValues(rec: StatementRecord, a: Analysis, body: Buffer): BindValues {
   const b = decodeBind(body);
   if (b.resultFormats.some((f) => f !== 0))
     throw unsupported(
@@ -44,31 +37,7 @@ export function bindOfScatter(
   const formats = b.params.map((_, i) =>
     b.paramFormats.length === 0 ? 0 : (b.paramFormats[b.paramFormats.length === 1 ? 0 : i] ?? 0),
   );
-  return {
-    route: r,
-    analysis: a,
-    sql: rec.sql,
-    bind: { values: b.params, formats, types: rec.paramTypes, paramCount: a.paramCount },
-    describe: false,
-  };
-}
-
-/** Runs the portal at its Execute, its rows straight to the client (the whole result: no row limit). */
-export async function executeScatterPortal(
-  s: Session,
-  sp: ScatterPortal,
-  maxRows: number,
-): Promise<void> {
-  if (maxRows > 0)
-    throw unsupported(
-      'fetching a read across nodes in parts (Execute with a row limit, cursors) is not supported yet',
-    );
-  await runScatter(s, sp.route, {
-    analysis: sp.analysis,
-    bind: sp.bind,
-    rowDescription: sp.describe,
-  });
-  sp.describe = false;
+  return { values: b.params, formats, types: rec.paramTypes, paramCount: a.paramCount };
 }
 
 /** The refusal of a multi-node portal in a batch that has statements queued for a backend already. */
@@ -79,10 +48,12 @@ export function scatterPipeline(): Error {
 }
 
 /** RowDescription (or NoData) for a Describe of a multi-node portal not followed by its Execute. */
-export async function scatterDescribeFrame(s: Session, p: ScatterPortal): Promise<Buffer> {
+export async function scatterDescribeFrame(s: Session, p: SeveralPortal): Promise<Buffer> {
+  if (p.decision.route.kind !== 'scatter') return NO_DATA;
   if (p.analysis.kind === 'explain')
     return writeRowDescription(new Writer(64), [QUERY_PLAN_FIELD]).flush();
-  const fields = await describeScatter(s, p.route, p.sql, p.bind.types);
+  const r: ScatterRoute = p.decision.route;
+  const fields = await describeScatter(s, r, p.sql, p.bind.types, p.decision.epoch.snapshot);
   return fields === undefined ? NO_DATA : writeRowDescription(new Writer(256), fields).flush();
 }
 
@@ -95,8 +66,9 @@ export async function describeStatementFrames(
   s: Session,
   node: string,
   rec: StatementRecord,
+  snapshot: Snapshot,
 ): Promise<Buffer> {
-  const e = await engage(s, node, s.catalog(), false);
+  const e = await engage(s, node, snapshot, false);
   e.backend.unnamedOwner = undefined;
   const held = new HeldOut(true);
   const messages = [
@@ -121,7 +93,7 @@ export async function describeStatementFrames(
   const all = Buffer.concat(held.pieces);
   // The node's ReadyForQuery ends the answer; the batch sends its own at the client's Sync.
   const rfq = all.length - 6;
-  if (rfq < 0 || all[rfq] !== 0x5a)
+  if (rfq < 0 || all[rfq] !== BackendCode.ReadyForQuery)
     throw new RouterError(SQLSTATE.protocolViolation, 'unexpected answer to Describe from a node');
   return all.subarray(0, rfq);
 }

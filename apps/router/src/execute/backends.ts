@@ -9,7 +9,23 @@ import type { Snapshot } from '@tessera/keyspace';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Expectation } from './exchange.js';
 import { run1 } from './run.js';
-import type { Session } from './session.js';
+import type { Session } from '../session/session.js';
+
+/**
+ * The node a statement runs on. Inside a transaction, one any node answers (`flexible`) goes to
+ * the node the transaction started on; another node joins the transaction (takePrelude).
+ * Outside one, it reuses a backend the session holds (session pooling, an open cycle, a pinned
+ * one) rather than take another.
+ */
+export function pickNode(s: Session, node: string, flexible: boolean): string {
+  const first = s.txn.first;
+  if (first !== undefined) return flexible ? first : node;
+  if (flexible) {
+    const held = s.held.keys().next();
+    if (held.done !== true) return held.value;
+  }
+  return node;
+}
 
 /** A statement that fails on purpose: the node's transaction fails as the client's did. */
 export const POISON_SQL =
@@ -107,23 +123,33 @@ function prepareBackend(
   messages: Buffer[],
   expect: Expectation[],
 ): void {
-  replaySettings(s, backend, messages, expect);
+  replaySettings(s, backend, node, messages, expect);
   if (begin) takePrelude(s, node, messages, expect);
 }
 
-/** The session's settings on `backend`, if it has others, ahead of the client's messages. */
+/**
+ * The session's settings on `backend` (for `node`), if it has others, ahead of the client's
+ * messages. A node not yet part of the open transaction gets the settings the transaction began
+ * with, outside it: the SETs made since are in what it replays inside it (takePrelude), so a
+ * ROLLBACK undoes them there too.
+ */
 export function replaySettings(
   s: Session,
   backend: Backend,
+  node: string,
   messages: Buffer[],
   expect: Expectation[],
 ): void {
-  const replay = s.settings.replayFor(backend.settingsKey);
+  const saved = s.txn.savedAtBegin;
+  const outside = saved !== undefined && s.txn.inBlock && !s.txn.has(node);
+  const replay = outside
+    ? s.settings.replayForSaved(backend.settingsKey, saved)
+    : s.settings.replayFor(backend.settingsKey);
   if (replay !== undefined) {
     messages.push(writeQuery(new Writer(replay.length + 16), replay).flush());
     expect.push({ t: 'quiet' });
-    backend.settingsKey = s.settings.key();
   }
+  backend.settingsKey = outside ? s.settings.keyOf(saved) : s.settings.key();
 }
 
 /** The pool for `node`, remembered per catalog snapshot (its key is built once, not per statement). */
@@ -157,15 +183,19 @@ export function takePrelude(
         SQLSTATE.featureNotSupported,
         `this statement runs on node "${node}", which the transaction has not used yet, and the router cannot rebuild the transaction's state there (a multi-statement query failed midway); roll back, or send statements one by one`,
       );
-    case 'join':
+    case 'join': {
       messages.push(writeQuery(new Writer(entry.sql.length + 16), entry.sql).flush());
       expect.push({ t: 'quiet' });
+      // What it replays brings it to the session's settings now.
+      const joined = s.held.get(node)?.backend;
+      if (joined !== undefined) joined.settingsKey = s.settings.key();
       // The failed state the client saw, if any, must hold on the node too.
       if (entry.poison) {
         messages.push(writeQuery(new Writer(128), POISON_SQL).flush());
         expect.push({ t: 'quiet' });
       }
       return;
+    }
   }
 }
 
@@ -179,7 +209,12 @@ export function settle(s: Session, node: string): void {
     return;
   }
   s.txn.settled(node, b.status, s.saveSettings);
-  if (b.status === 'I' && s.services.config.poolMode === 'transaction' && !s.cycleOpen) {
+  if (
+    b.status === 'I' &&
+    s.services.config.poolMode === 'transaction' &&
+    s.cycle === undefined &&
+    !s.pinned.has(node)
+  ) {
     s.held.delete(node);
     h.pool.release(b);
   }
@@ -200,6 +235,7 @@ export function drop(s: Session, node: string): void {
   const h = s.held.get(node);
   if (!h) return;
   s.held.delete(node);
+  s.pinned.delete(node);
   if (!h.backend.dead) h.backend.destroy('dropped by its session');
   h.pool.release(h.backend);
 }

@@ -14,16 +14,17 @@ import {
   writeQuery,
   type NoticeFields,
 } from '@tessera/pg-wire';
+import type { Snapshot } from '@tessera/keyspace';
 import { rebuildInsert, type Analysis, type InsertAnalysis } from '@tessera/sql';
 import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import type { AllRoute, MultiWriteRoute, SplitInsertRoute } from '../routing/route-types.js';
 import { BackendError, type Backend } from '../pool/backend.js';
-import { HeldOut } from './client-out.js';
+import { HeldOut } from '../session/client-out.js';
 import type { Expectation } from './exchange.js';
-import { engage, settle } from './engage.js';
+import { engage, settle } from './backends.js';
 import { run1 } from './run.js';
-import type { Session } from './session.js';
-import { atomically } from './txn.js';
+import type { Session } from '../session/session.js';
+import { atomically } from './cross-node.js';
 
 export interface Part {
   readonly node: string;
@@ -71,8 +72,8 @@ export async function runParts(
   s: Session,
   parts: readonly Part[],
   write: boolean,
+  catalog: Snapshot,
 ): Promise<PartResult[]> {
-  const catalog = s.catalog();
   // Acquired in node order, so two sessions fanning out never wait on each other in a cycle.
   const nodes = [...new Set(parts.map((p) => p.node))].sort();
   const engaged = new Map<
@@ -154,16 +155,21 @@ function copiesDisagree(results: readonly PartResult[], a: Analysis): Error | un
 }
 
 /** DDL, maintenance or a reference write on every node; the client sees the first node's answer. */
-export async function runOnAll(s: Session, r: AllRoute, a: Analysis): Promise<void> {
+export async function runOnAll(
+  s: Session,
+  r: AllRoute,
+  a: Analysis,
+  snapshot: Snapshot,
+): Promise<void> {
   const parts = r.nodes.map((node) => ({ node, sql: a.sql, after: r.after.get(node) }));
   let results: PartResult[] = [];
   if (!transactional(r, a) && !s.inTransaction()) {
-    results = await runParts(s, parts, true);
+    results = await runParts(s, parts, true, snapshot);
     const error = firstError(results);
     if (error) throw error;
   } else {
     await atomically(s, async () => {
-      results = await runParts(s, parts, true);
+      results = await runParts(s, parts, true, snapshot);
       return (
         firstError(results) ??
         (r.why === 'reference_write' ? copiesDisagree(results, a) : undefined)
@@ -178,6 +184,7 @@ export async function runSplitInsert(
   s: Session,
   r: SplitInsertRoute,
   a: InsertAnalysis,
+  snapshot: Snapshot,
 ): Promise<void> {
   // Clients match returned rows to VALUES rows by position, an order nodes cannot keep.
   if (a.hasReturning)
@@ -185,7 +192,7 @@ export async function runSplitInsert(
   const parts = r.parts.map((p) => ({ node: p.node, sql: rebuildInsert(a, p.rows) }));
   let results: PartResult[] = [];
   await atomically(s, async () => {
-    results = await runParts(s, parts, true);
+    results = await runParts(s, parts, true, snapshot);
     return firstError(results);
   });
   const total = rowCounts(results, 'INSERT').reduce((x, y) => x + y, 0);
@@ -196,7 +203,12 @@ export async function runSplitInsert(
  * UPDATE or DELETE on every node its rows may be on: one tag with the summed count; RETURNING
  * rows of every node after the first node's RowDescription (no order is promised, as in Postgres).
  */
-export async function runMultiWrite(s: Session, r: MultiWriteRoute, a: Analysis): Promise<void> {
+export async function runMultiWrite(
+  s: Session,
+  r: MultiWriteRoute,
+  a: Analysis,
+  snapshot: Snapshot,
+): Promise<void> {
   const verb = a.kind === 'update' ? 'UPDATE' : a.kind === 'delete' ? 'DELETE' : undefined;
   if (verb === undefined) throw new Error(`multi_write route for ${a.kind}`);
   let results: PartResult[] = [];
@@ -205,6 +217,7 @@ export async function runMultiWrite(s: Session, r: MultiWriteRoute, a: Analysis)
       s,
       r.nodes.map((node) => ({ node, sql: a.sql })),
       true,
+      snapshot,
     );
     return firstError(results);
   });

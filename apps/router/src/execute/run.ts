@@ -2,13 +2,12 @@
 // (a CancelRequest reaches it; a client gone mid-statement makes the pool close it), COPY IN is
 // fed from the client's messages, and a backend shared with other sessions' reads is given back
 // after the answer, the client cut off if it stops reading.
-import { Writer, writeCopyFail } from '@tessera/pg-wire';
+import { FrontendCode, Writer, writeCopyFail } from '@tessera/pg-wire';
 import type { Backend } from '../pool/backend.js';
-import type { Pool } from '../pool/pool.js';
-import type { OutSink } from './client-out.js';
+import type { OutSink } from '../session/client-out.js';
 import { exchange, type ExchangeHooks, type Expectation, type ExchangeResult } from './exchange.js';
-import { lost } from './engage.js';
-import type { Session } from './session.js';
+import { lost } from './backends.js';
+import type { Session } from '../session/session.js';
 
 /** Unread bytes a client may leave on a pipelined read before it is cut off (lagging). */
 const SHARED_LAG_LIMIT_BYTES = 16 * 1024 * 1024;
@@ -52,35 +51,35 @@ function sessionHooks(s: Session): ExchangeHooks {
 }
 
 /**
- * Runs a statement on a backend lent by `pool` that other sessions' statements are pipelined on
- * (pipelined.ts), forwarding its answer, and gives the backend back.
+ * Runs an exchange on a backend that other sessions' statements are pipelined on (a lane,
+ * execute/acquire.ts): a client that falls behind is cut off rather than the backend paused.
  */
-export async function runShared(
+export function runShared(
   s: Session,
   backend: Backend,
-  pool: Pool,
   messages: Buffer[],
   expect: readonly Expectation[],
-  parsing?: string,
-): Promise<void> {
+): Promise<ExchangeResult> {
   s.running.push(backend);
-  try {
-    await exchange(backend, messages, expect, s.out, {
+  return exchange(backend, messages, expect, s.out, sharedHooks(s));
+}
+
+/** The hooks of a session's exchanges on shared backends, made once per session. */
+const shared = new WeakMap<Session, ExchangeHooks>();
+function sharedHooks(s: Session): ExchangeHooks {
+  let hooks = shared.get(s);
+  if (hooks === undefined) {
+    hooks = {
       onEnd: (b) => stopRunning(s, b),
       // A read cannot start a COPY; if the node says otherwise the connection is not trusted.
-      onCopyIn: () => backend.destroy('unexpected COPY on a pipelined read'),
+      onCopyIn: (b) => b.destroy('unexpected COPY on a pipelined read'),
       onError: (code) => s.services.metrics.error(code),
       owner: s,
       onLag: () => lagging(s),
-    });
-  } catch (e) {
-    s.sendError(e);
-    s.out.push(s.readyFrame());
-  } finally {
-    if (parsing !== undefined) backend.parsing.delete(parsing);
-    pool.giveBack(backend);
+    };
+    shared.set(s, hooks);
   }
-  s.out.flush();
+  return hooks;
 }
 
 /**
@@ -102,15 +101,16 @@ async function pumpCopyIn(s: Session, backend: Backend): Promise<void> {
   while (!s.closed && !backend.dead) {
     const m = await s.input.nextMessage();
     if (m === undefined) return;
-    if (m.code === 0x64) {
+    if (m.code === FrontendCode.CopyData) {
       backend.write(m.raw);
       continue;
     }
-    if (m.code === 0x63 || m.code === 0x66) {
+    if (m.code === FrontendCode.CopyDone || m.code === FrontendCode.CopyFail) {
       backend.write(m.raw);
       return;
     }
-    if (m.code === 0x48 || m.code === 0x53) continue; // Flush/Sync during COPY: ignored, as Postgres does
+    // Flush/Sync during COPY: ignored, as Postgres does.
+    if (m.code === FrontendCode.Flush || m.code === FrontendCode.Sync) continue;
     // Anything else ends the COPY with an error, as Postgres would.
     s.input.unshift(m);
     backend.write(writeCopyFail(new Writer(64), 'unexpected message during COPY').flush());
