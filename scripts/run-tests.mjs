@@ -2,7 +2,7 @@
 // Runs one project's tests (every src/**/*.test.ts) with Node's test runner on the TypeScript
 // sources, and records the pass/fail counts for the root summary (scripts/test-all.mjs).
 import { spawnSync } from 'node:child_process';
-import { readdirSync, mkdirSync } from 'node:fs';
+import { existsSync, readdirSync, mkdirSync } from 'node:fs';
 import { join, resolve, basename } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
@@ -18,7 +18,13 @@ function find(dir, out = []) {
   return out;
 }
 
-const files = find(join(project, 'src')).sort();
+// A project's tests live under src/; apps/router also keeps the driver matrix's own unit tests
+// beside it in drivers/ (the matrix itself runs with `npm run drivers`).
+const files = ['src', 'drivers']
+  .map((d) => join(project, d))
+  .filter((d) => existsSync(d))
+  .flatMap((d) => find(d))
+  .sort();
 if (files.length === 0) {
   console.log(`no tests in ${basename(project)}`);
   process.exit(0);

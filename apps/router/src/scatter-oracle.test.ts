@@ -1,7 +1,10 @@
 // The differential oracle for reads across nodes: one schema with every table kind and key type,
 // loaded with the same rows into plain Postgres and into a 3-node cluster through the router; a
 // seeded generator's queries (TESSERA_ORACLE_SEED, TESSERA_ORACLE_COUNT) and a hand-written corpus
-// run on both. 0 wrong answers are allowed; refusals (0A000) must stay under a quarter.
+// run on both, each generated query under a search_path of its own (TESSERA_ORACLE_SEARCH_PATH).
+// 0 wrong answers are allowed; refusals (0A000) of the base families must stay under a quarter;
+// the families of issue 15's shapes are counted apart (refused until the router passes
+// PlanOptions; see testing/oracle/shapes.ts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -13,12 +16,26 @@ import {
   ORACLE_TABLES,
   oracleInserts,
 } from './testing/oracle/schema.js';
-import { FAMILY_NAMES, generateQuery } from './testing/oracle/generator.js';
+import {
+  FAMILY_NAMES,
+  SHAPE_FAMILY_NAMES,
+  generateQuery,
+  searchPathMode,
+} from './testing/oracle/generator.js';
 import { describeOutcome, judge, runQuery, type Verdict } from './testing/oracle/compare.js';
 import { CORPUS, type ExpectedRoute } from './testing/oracle/corpus.js';
 
 const SEED = Number(process.env['TESSERA_ORACLE_SEED'] ?? 1);
 const COUNT = Number(process.env['TESSERA_ORACLE_COUNT'] ?? 4000);
+const SEARCH_PATH = searchPathMode(process.env['TESSERA_ORACLE_SEARCH_PATH']);
+
+// With TESSERA_ORACLE_SEARCH_PATH=shadow, a second `accounts` in schema `shadow` (a global table
+// to the router) comes first on some queries' search_path: wrong until issue 14 resolves names.
+const SHADOW_DDL = [
+  'create schema shadow',
+  'create table shadow.accounts (like public.accounts)',
+  "insert into shadow.accounts (id, grp, name, score) values (1, 'g1', 'shadowed', 1), (2, 'g2', 'shadowed', 2)",
+];
 
 let c: TestCluster;
 let plainServer: PgServer;
@@ -33,7 +50,8 @@ before(async () => {
   viaRouter = new pg.Client({ connectionString: c.url() });
   plain = await plainServer.connect();
   await viaRouter.connect();
-  for (const sql of [...ORACLE_DDL, ...oracleInserts()]) {
+  const shadow = SEARCH_PATH === 'shadow' ? SHADOW_DDL : [];
+  for (const sql of [...ORACLE_DDL, ...oracleInserts(), ...shadow]) {
     await plain.query(sql);
     await viaRouter.query(sql);
   }
@@ -63,11 +81,16 @@ const ROUTE_LABEL: Record<ExpectedRoute, string> = {
 };
 
 describe('differential oracle: router vs plain Postgres', () => {
-  test(`${COUNT} generated queries (seed ${SEED}): 0 wrong, under 25% refused`, async () => {
+  test(`${COUNT} generated queries (seed ${SEED}): 0 wrong, under 25% of the base families refused`, async () => {
     const counts = new Map<string, Record<Verdict, number>>();
     const wrong: string[] = [];
+    let searchPath: string | undefined;
     for (let i = 0; i < COUNT; i++) {
-      const q = generateQuery(SEED, i);
+      const q = generateQuery(SEED, i, SEARCH_PATH);
+      if (q.searchPath !== undefined && q.searchPath !== searchPath) {
+        for (const cl of [viaRouter, plain]) await cl.query(`set search_path to ${q.searchPath}`);
+        searchPath = q.searchPath;
+      }
       // Odd indexes go through the extended protocol (Parse/Bind/Describe/Execute/Sync).
       const extended = i % 2 === 1;
       const [r, p] = [await runQuery(viaRouter, q.sql, extended), await runQuery(plain, q.sql)];
@@ -77,16 +100,21 @@ describe('differential oracle: router vs plain Postgres', () => {
       counts.set(q.family, fam);
       if (v === 'wrong')
         wrong.push(
-          `seed=${SEED} index=${i} ${extended ? '(extended)' : '(simple)'}: ${q.sql}\n  router: ${describeOutcome(r)}\n  plain:  ${describeOutcome(p)}`,
+          `seed=${SEED} index=${i} ${extended ? '(extended)' : '(simple)'} search_path=${q.searchPath ?? '-'}: ${q.sql}\n  router: ${describeOutcome(r)}\n  plain:  ${describeOutcome(p)}`,
         );
     }
     const total = { pass: 0, refused: 0, wrong: 0 };
+    const base = { count: 0, refused: 0 };
     const lines = ['family             passed  refused  wrong'];
     for (const name of FAMILY_NAMES) {
       const f = counts.get(name) ?? { pass: 0, refused: 0, wrong: 0 };
       total.pass += f.pass;
       total.refused += f.refused;
       total.wrong += f.wrong;
+      if (!SHAPE_FAMILY_NAMES.has(name)) {
+        base.count += f.pass + f.refused + f.wrong;
+        base.refused += f.refused;
+      }
       lines.push(
         `${name.padEnd(18)} ${String(f.pass).padStart(6)}  ${String(f.refused).padStart(7)}  ${String(f.wrong).padStart(5)}`,
       );
@@ -97,8 +125,8 @@ describe('differential oracle: router vs plain Postgres', () => {
     console.log(lines.join('\n'));
     assert.equal(wrong.length, 0, `wrong answers:\n${wrong.slice(0, 30).join('\n')}`);
     assert.ok(
-      total.refused < COUNT * 0.25,
-      `refused ${total.refused} of ${COUNT} (must be under 25%)`,
+      base.refused < base.count * 0.25,
+      `base families: refused ${base.refused} of ${base.count} (must be under 25%)`,
     );
   });
 

@@ -37,6 +37,17 @@ export class FinalAggregateSource implements RowSource {
         : undefined,
     );
     this.fields = node.columns.map((c, i): FieldDescription => {
+      // Filled by the Compute above; NULL of no type here.
+      if (c.kind === 'computed')
+        return {
+          name: '?column?',
+          tableOid: 0,
+          columnAttr: 0,
+          typeOid: 0,
+          typeSize: -1,
+          typeModifier: -1,
+          format: 0,
+        };
       if (c.kind === 'value') {
         const f = leaf[c.input];
         if (f === undefined) throw internal(`value column ${c.input} is not in the leaf row`);
@@ -89,7 +100,9 @@ export class FinalAggregateSource implements RowSource {
         this.node.columns.map((c) =>
           c.kind === 'value'
             ? (g.first[c.input] ?? null)
-            : (g.accumulators[a++] as Accumulator).result(),
+            : c.kind === 'computed'
+              ? null
+              : (g.accumulators[a++] as Accumulator).result(),
         ),
       );
     }

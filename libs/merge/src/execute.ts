@@ -8,6 +8,8 @@ import { Interleave } from './scatter.js';
 import { MergeSort } from './merge-sort.js';
 import { FinalAggregateSource } from './aggregate.js';
 import { FilterSource } from './filter.js';
+import { ComputeSource } from './compute.js';
+import { CountRowsSource } from './count-rows.js';
 import { SortSource } from './sort.js';
 import { DistinctSource } from './distinct.js';
 import { LimitSource } from './limit.js';
@@ -42,6 +44,10 @@ async function open(node: PlanNode, ctx: Context): Promise<RowSource> {
       return track(ctx, new MergeSort(await leavesOf(ctx, node.input), node.keys));
     case 'aggregate':
       return track(ctx, new FinalAggregateSource(await open(node.input, ctx), node, bytewise));
+    case 'compute':
+      return track(ctx, new ComputeSource(await open(node.input, ctx), node));
+    case 'count_rows':
+      return track(ctx, new CountRowsSource(await open(node.input, ctx), node));
     case 'filter':
       return track(ctx, new FilterSource(await open(node.input, ctx), node, bytewise));
     case 'sort':

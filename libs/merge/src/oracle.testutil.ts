@@ -4,7 +4,8 @@
 // text values, and for errors SQLSTATE and message).
 import type pg from 'pg';
 import type { PgServer } from '@tessera/testkit';
-import { planRead } from '@tessera/sql';
+import { bindTransactionTime, planRead } from '@tessera/sql';
+import type { PlanOptions } from '@tessera/sql';
 import type { PlannerCatalog } from '@tessera/sql';
 import { executeReadPlan } from './execute.js';
 import { MergeError } from './errors.js';
@@ -161,9 +162,20 @@ function leafStream(client: pg.Client, sql: string, params: unknown[]): LeafStre
 }
 
 /** Plans the query, runs the leaf SQL on n1..n3 and merges; refusals come back as `refused`. */
-export async function runMerged(oracle: Oracle, sql: string, params: unknown[]): Promise<Outcome> {
-  const plan = planRead(sql, ORACLE_CATALOG);
-  if (plan.kind === 'refuse') return { kind: 'refused', code: '0A000', message: plan.reason };
+export async function runMerged(
+  oracle: Oracle,
+  sql: string,
+  params: unknown[],
+  options: PlanOptions = {},
+  transactionTime?: string,
+): Promise<Outcome> {
+  const planned = planRead(sql, ORACLE_CATALOG, options);
+  if (planned.kind === 'refuse') return { kind: 'refused', code: '0A000', message: planned.reason };
+  // As the router does: one instant for the transaction, bound before the leaves run.
+  const plan =
+    planned.usesTransactionTime && transactionTime !== undefined
+      ? bindTransactionTime(planned, transactionTime)
+      : planned;
   // As the router does: the leaf binds only the client parameters the plan names, in its order.
   const leafParams = plan.leafParams.map((i) => params[i]);
   const leaves = NODE_DATABASES.map((db) =>

@@ -3,11 +3,22 @@
 export { initSqlParser, isSqlParserReady } from './parser.js';
 export { analyze, analyzeAll } from './analyze.js';
 export { AnalysisCache } from './cache.js';
+export type { AnalysisCacheOptions } from './cache.js';
+export { normalizeLiterals } from './literals.js';
+export type { LiteralClass, LiteralSlot, NormalizedText } from './literals.js';
 export { rebuildInsert, rebuildInsertRenumbered } from './rebuild.js';
 export type { RebuiltInsert } from './rebuild.js';
 export { quoteIdent, quoteLiteral, quoteQualified } from './quote.js';
 export { SqlError, SQLSTATE_SYNTAX_ERROR, SQLSTATE_FEATURE_NOT_SUPPORTED } from './errors.js';
 export { parseArrayLiteral } from './values.js';
+export { queryLevels } from './levels.js';
+export {
+  TABLE_COLUMNS_SQL,
+  implicitInsertColumns,
+  insertValuesSql,
+  planInsertSelect,
+} from './insert-split.js';
+export type { InsertSelectPlan } from './insert-split.js';
 export type {
   Analysis,
   AnalysisBase,
@@ -54,12 +65,24 @@ export type {
   UtilityAnalysis,
   WhereFacts,
 } from './types.js';
-export { planRead } from './plan/plan.js';
+export { planRead, ALL_PLAN_FEATURES } from './plan/plan.js';
 export { explainPlan } from './plan/explain.js';
+export {
+  TRANSACTION_TIME_PLACEHOLDER,
+  TRANSACTION_TIME_SQL,
+  bindTransactionTime,
+  formatTransactionTime,
+} from './plan/transaction-time.js';
 export type {
   AggregateFn,
   ColumnIndex,
   CompareOp,
+  Compute,
+  ComputedColumn,
+  CountRows,
+  Expr,
+  PlanOptions,
+  ScalarType,
   Distinct,
   Filter,
   FinalAggregate,

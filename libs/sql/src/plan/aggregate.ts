@@ -2,7 +2,17 @@
 // aggregates (avg as sum and count; count(DISTINCT x) by adding x to the node's GROUP BY); the
 // router merges groups, then applies HAVING, ORDER BY, DISTINCT and LIMIT over the final rows.
 import type { FuncCall, Node, ResTarget, SelectStmt } from 'libpg-query';
-import type { FinalColumn, PlanNode, PlannerCatalog, Scatter, SortKey } from './types.js';
+import type {
+  ComputedColumn,
+  Expr,
+  FinalColumn,
+  PlanNode,
+  PlanOptions,
+  PlannerCatalog,
+  Scatter,
+  SortKey,
+} from './types.js';
+import { toExpr } from './expression.js';
 import {
   builtinName,
   canonical,
@@ -43,10 +53,65 @@ export class AggregateBuilder {
   private readonly aggregateColumns = new Map<string, number>();
   private readonly valueColumns = new Map<string, number>();
   private hiddenCount = 0;
+  /** Final columns that the Compute above fills with an expression over the row's aggregates. */
+  readonly computed = new Map<number, { readonly expr: Expr; readonly name: string }>();
+  private readonly computedColumns = new Map<string, number>();
 
-  constructor(groupExprs: Node[]) {
+  constructor(
+    groupExprs: Node[],
+    private readonly options: PlanOptions = {},
+  ) {
     this.groupExprs = groupExprs;
     this.groupLeaf = groupExprs.map(() => undefined);
+  }
+
+  /**
+   * An expression over aggregate results as a final column computed at the router (visible: in
+   * select-list order; hidden: shared with an equal earlier expression).
+   */
+  addComputed(expr: Node, name: string, hidden = false): number {
+    if (this.options.aggregateExpressions !== true)
+      refuse(
+        `expressions over aggregate results such as ${deparseNode(expr)} are not supported across nodes`,
+      );
+    const key = canonical(expr);
+    const known = this.computedColumns.get(key);
+    if (hidden && known !== undefined) return known;
+    // The column is reserved first; a visible one is translated (which may add hidden columns)
+    // only after every select-list item has its place, so the select list keeps its positions.
+    this.columns.push({ kind: 'computed' });
+    const index = this.columns.length - 1;
+    if (known === undefined) this.computedColumns.set(key, index);
+    if (hidden) this.translate(index, expr, name);
+    else this.pending.push({ index, expr, name });
+    return index;
+  }
+
+  private readonly pending: { index: number; expr: Node; name: string }[] = [];
+
+  private translate(index: number, expr: Node, name: string): void {
+    const translated = toExpr(expr, {
+      column: (n) =>
+        'FuncCall' in n && isAggregateCall(n.FuncCall)
+          ? this.addAggregate(n.FuncCall, '?column?', true)
+          : this.hiddenColumn(n),
+    });
+    this.computed.set(index, { expr: translated, name });
+  }
+
+  /** Translates the select list's expressions, once every item has its column. */
+  finishComputed(): void {
+    for (const p of this.pending.splice(0)) this.translate(p.index, p.expr, p.name);
+  }
+
+  /** The Compute over the final rows, when any column is an expression. */
+  compute(input: PlanNode): PlanNode {
+    if (this.computed.size === 0) return input;
+    const columns = this.columns.map((_, index): ComputedColumn => {
+      const c = this.computed.get(index);
+      return c === undefined ? { kind: 'input', index } : { kind: 'expr', ...c };
+    });
+    return { kind: 'compute', input, columns };
   }
 
   private addLeaf(val: Node, name: string | undefined): number {
@@ -177,10 +242,7 @@ export class AggregateBuilder {
   hiddenColumn(expr: Node): number {
     if ('FuncCall' in expr && isAggregateCall(expr.FuncCall))
       return this.addAggregate(expr.FuncCall, '?column?', true);
-    if (containsAggregate(expr))
-      refuse(
-        `expressions over aggregate results such as ${deparseNode(expr)} are not supported across nodes`,
-      );
+    if (containsAggregate(expr)) return this.addComputed(expr, '?column?', true);
     const key = canonical(expr);
     const known = this.valueColumns.get(key);
     if (known !== undefined) return known;
@@ -244,24 +306,26 @@ export interface AggregatePlan {
   readonly leafParams: readonly number[];
 }
 
-export function planAggregate(s: SelectStmt, catalog: PlannerCatalog): AggregatePlan {
+export function planAggregate(
+  s: SelectStmt,
+  catalog: PlannerCatalog,
+  options: PlanOptions = {},
+): AggregatePlan {
   const targets: ResTarget[] = [];
   for (const n of s.targetList ?? []) {
     if (!('ResTarget' in n) || isStar(n.ResTarget))
       refuse('SELECT * together with aggregates or GROUP BY is not supported across nodes');
     targets.push(n.ResTarget);
   }
-  const b = new AggregateBuilder(groupExpressions(s, targets));
+  const b = new AggregateBuilder(groupExpressions(s, targets), options);
   for (const t of targets) {
     const val = t.val ?? refuse('a select-list item could not be understood');
     if ('FuncCall' in val && isAggregateCall(val.FuncCall))
       b.addAggregate(val.FuncCall, outputName(t));
-    else if (containsAggregate(val))
-      refuse(
-        `expressions over aggregate results such as ${deparseNode(val)} are not supported across nodes`,
-      );
+    else if (containsAggregate(val)) b.addComputed(val, outputName(t));
     else b.addVisibleValue(t);
   }
+  b.finishComputed();
   const groupKeys = b.finishGroups();
   const visible = targets.length;
 
@@ -301,6 +365,7 @@ export function planAggregate(s: SelectStmt, catalog: PlannerCatalog): Aggregate
     limitOption: 'LIMIT_OPTION_DEFAULT',
     op: 'SETOP_NONE',
   };
+  if (s.withClause !== undefined) leaf.withClause = clone(s.withClause);
   if (s.fromClause !== undefined) leaf.fromClause = clone(s.fromClause);
   if (s.whereClause !== undefined) leaf.whereClause = clone(s.whereClause);
   if (b.leafGroupBy.length > 0)
@@ -315,13 +380,13 @@ export function planAggregate(s: SelectStmt, catalog: PlannerCatalog): Aggregate
     params,
     columnCount: b.leafTargets.length,
   };
-  let root: PlanNode = {
+  let root: PlanNode = b.compute({
     kind: 'aggregate',
     input: scatter,
     groupKeys,
     columns: b.columns,
     implicitGroup,
-  };
+  });
   if (predicate !== undefined) root = { kind: 'filter', input: root, predicate };
   if (keys.length > 0) root = { kind: 'sort', input: root, keys };
   const hidden = b.columns.length - visible;

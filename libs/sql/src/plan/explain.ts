@@ -9,6 +9,7 @@ import type {
   ReadPlanResult,
   SortKey,
 } from './types.js';
+import { exprText } from './expression.js';
 
 function assertNever(x: never): never {
   throw new Error(`unexpected plan node ${JSON.stringify(x)}`);
@@ -35,6 +36,7 @@ function limitText(v: LimitValue | undefined): string {
 
 function columnText(c: FinalColumn): string {
   if (c.kind === 'value') return `value(${col(c.input)})`;
+  if (c.kind === 'computed') return 'computed';
   return `${c.fn}(${c.inputs.map(col).join(', ')}) AS ${JSON.stringify(c.name)}`;
 }
 
@@ -80,6 +82,14 @@ function lines(node: PlanNode, depth: number, out: string[]): void {
       );
       out.push(`${pad}  columns: ${node.columns.map(columnText).join(', ')}`);
       return lines(node.input, depth + 1, out);
+    case 'compute':
+      out.push(
+        `${pad}Compute columns=[${node.columns.map((c) => (c.kind === 'input' ? col(c.index) : `${exprText(c.expr, col)} AS ${JSON.stringify(c.name)}`)).join(', ')}]`,
+      );
+      return lines(node.input, depth + 1, out);
+    case 'count_rows':
+      out.push(`${pad}CountRows AS ${JSON.stringify(node.name)}`);
+      return lines(node.input, depth + 1, out);
     case 'filter':
       out.push(`${pad}Filter having=${predicateText(node.predicate)}`);
       return lines(node.input, depth + 1, out);
@@ -103,6 +113,8 @@ function lines(node: PlanNode, depth: number, out: string[]): void {
 export function explainPlan(plan: ReadPlanResult): string {
   if (plan.kind === 'refuse') return `Refuse: ${plan.reason}\n`;
   const out: string[] = [];
+  if (plan.usesTransactionTime)
+    out.push('TransactionTime: bound by the router before the leaves run');
   lines(plan.root, 0, out);
   return out.join('\n') + '\n';
 }

@@ -26,8 +26,11 @@ function operand(node: Node, b: AggregateBuilder): Operand {
   if ('ParamRef' in node) unsupported(node);
   const v = pinValueOf(node);
   if (v !== undefined) {
-    if (v.kind !== 'const' || v.typeName !== undefined || v.literal === 'bitstring')
-      unsupported(node);
+    if (v.kind !== 'const') unsupported(node);
+    // A typed constant ('2024-01-01'::date, the transaction time) is computed by the nodes as a
+    // grouped value, so the router compares values of one type.
+    if (v.typeName !== undefined || v.literal === 'bitstring')
+      return { kind: 'column', index: b.hiddenColumn(node) };
     return { kind: 'const', text: v.text, literal: v.literal };
   }
   if ('SubLink' in node) unsupported(node);

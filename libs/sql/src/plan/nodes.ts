@@ -14,7 +14,14 @@ export function refuse(reason: string): never {
 }
 
 // Positions say where text was, not what it means; two spellings of one expression differ only there.
-const POSITION_KEYS = new Set(['location', 'rexpr_list_start', 'rexpr_list_end', 'stmt_location']);
+const POSITION_KEYS = new Set([
+  'location',
+  'rexpr_list_start',
+  'rexpr_list_end',
+  'list_start',
+  'list_end',
+  'stmt_location',
+]);
 
 /** A canonical text of an expression tree: source positions removed, keys in sorted order. */
 export function canonical(

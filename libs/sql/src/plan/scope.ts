@@ -25,11 +25,20 @@ function tableText(schema: string | undefined, name: string): string {
   return schema === undefined ? name : `${schema}.${name}`;
 }
 
-/** Statement-level refusals that do not depend on the catalog. */
-export function checkStatementShape(s: SelectStmt, analysis: SelectAnalysis): void {
-  if (s.op !== undefined && s.op !== 'SETOP_NONE')
+/**
+ * Statement-level refusals that do not depend on the catalog. `nested`: subqueries in FROM and
+ * WITH were checked by colocated.ts (PlanOptions.colocatedSubqueries) and may stay.
+ */
+export function checkStatementShape(
+  s: SelectStmt,
+  analysis: SelectAnalysis,
+  nested = false,
+  setOperation = false,
+): void {
+  if (s.op !== undefined && s.op !== 'SETOP_NONE' && !setOperation)
     refuse('set operations (UNION, INTERSECT, EXCEPT) are not supported across nodes');
-  if (s.withClause !== undefined) refuse('WITH queries (CTEs) are not supported across nodes');
+  if (s.withClause !== undefined && !nested)
+    refuse('WITH queries (CTEs) are not supported across nodes');
   if ((s.valuesLists?.length ?? 0) > 0) refuse('VALUES lists are not supported across nodes');
   if (s.intoClause !== undefined) refuse('SELECT INTO is not supported across nodes');
   if ((s.lockingClause?.length ?? 0) > 0)
@@ -41,7 +50,8 @@ export function checkStatementShape(s: SelectStmt, analysis: SelectAnalysis): vo
   if (analysis.hasVolatileFunctions)
     refuse('volatile functions (random, nextval, ...) are not supported across nodes');
   walk(s, (tag, body) => {
-    if (tag === 'RangeSubselect') refuse('subqueries in FROM are not supported across nodes');
+    if (tag === 'RangeSubselect' && !nested)
+      refuse('subqueries in FROM are not supported across nodes');
     if (tag === 'RangeFunction' || tag === 'RangeTableFunc')
       refuse('functions in FROM are not supported across nodes');
     if (tag === 'SQLValueFunction') {
@@ -86,7 +96,16 @@ export function checkTables(analysis: SelectAnalysis, catalog: PlannerCatalog): 
   }
   if (sharded.length === 0)
     refuse('the query reads no sharded table, so it must not be answered from several nodes');
-  if (sharded.length === 1) return;
+  checkColocated(analysis, catalog, sharded);
+}
+
+/** The top-scope sharded tables `sharded` (indexes into analysis.tables) are joined on their keys. */
+export function checkColocated(
+  analysis: SelectAnalysis,
+  catalog: PlannerCatalog,
+  sharded: readonly number[],
+): void {
+  if (sharded.length <= 1) return;
 
   const parent = new Map<number, number>(sharded.map((i) => [i, i]));
   const find = (i: number): number => {
@@ -116,15 +135,26 @@ export function checkTables(analysis: SelectAnalysis, catalog: PlannerCatalog): 
     );
 }
 
-/** True when the FROM item holds a sharded table (each of its rows then lives on one node). */
-function holdsSharded(node: Node | undefined, catalog: PlannerCatalog): boolean {
+/**
+ * True when the FROM item holds a sharded table (each of its rows then lives on one node), or an
+ * item `local` says is node-local (a colocated subquery or CTE).
+ */
+function holdsSharded(
+  node: Node | undefined,
+  catalog: PlannerCatalog,
+  local: (item: Node) => boolean,
+): boolean {
   if (node === undefined) return false;
+  if (local(node)) return true;
   if ('RangeVar' in node) {
     const rv = node.RangeVar;
     return catalog.table(rv.schemaname, rv.relname ?? '')?.kind === 'sharded';
   }
   if ('JoinExpr' in node)
-    return holdsSharded(node.JoinExpr.larg, catalog) || holdsSharded(node.JoinExpr.rarg, catalog);
+    return (
+      holdsSharded(node.JoinExpr.larg, catalog, local) ||
+      holdsSharded(node.JoinExpr.rarg, catalog, local)
+    );
   return false;
 }
 
@@ -132,13 +162,20 @@ function holdsSharded(node: Node | undefined, catalog: PlannerCatalog): boolean 
  * The preserved side of an outer join must hold a sharded table: a reference table there would
  * give its rows once per node, NULL-extended wherever that node has no match.
  */
-export function checkOuterJoins(s: SelectStmt, catalog: PlannerCatalog): void {
+export function checkOuterJoins(
+  s: SelectStmt,
+  catalog: PlannerCatalog,
+  local: (item: Node) => boolean = () => false,
+): void {
   walk(s.fromClause, (tag, body) => {
     if (tag !== 'JoinExpr') return;
     const j = body as { jointype?: string; larg?: Node; rarg?: Node };
     const left = j.jointype === 'JOIN_LEFT' || j.jointype === 'JOIN_FULL';
     const right = j.jointype === 'JOIN_RIGHT' || j.jointype === 'JOIN_FULL';
-    if ((left && !holdsSharded(j.larg, catalog)) || (right && !holdsSharded(j.rarg, catalog)))
+    if (
+      (left && !holdsSharded(j.larg, catalog, local)) ||
+      (right && !holdsSharded(j.rarg, catalog, local))
+    )
       refuse(
         'an outer join that preserves the rows of a reference table is not supported across nodes',
       );

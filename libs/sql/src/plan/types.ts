@@ -50,6 +50,8 @@ export type AggregateFn =
  */
 export type FinalColumn =
   | { readonly kind: 'value'; readonly input: number }
+  /** Filled by the Compute above (an expression over this row's aggregates); NULL until then. */
+  | { readonly kind: 'computed' }
   | {
       readonly kind: 'aggregate';
       readonly fn: AggregateFn;
@@ -147,8 +149,86 @@ export interface Project {
   readonly dropTrailing: number;
 }
 
+/** The scalar types expressions over aggregates are evaluated in, as Postgres resolves them. */
+export type ScalarType = 'int2' | 'int4' | 'int8' | 'numeric' | 'text';
+
+/**
+ * An expression over final aggregate rows, evaluated at the router with Postgres's semantics
+ * (operator resolution over int2/int4/int8/numeric, integer division, overflow and division-by-zero
+ * errors, numeric scales). Anything outside this language is refused at planning.
+ */
+export type Expr =
+  | { readonly kind: 'column'; readonly index: number }
+  /** An integer or decimal literal, as written (sign folded in). */
+  | { readonly kind: 'const'; readonly text: string; readonly literal: 'integer' | 'numeric' }
+  | {
+      readonly kind: 'op';
+      readonly op: '+' | '-' | '*' | '/' | '%';
+      readonly left: Expr;
+      readonly right: Expr;
+    }
+  | { readonly kind: 'negate'; readonly arg: Expr }
+  /** `::type`; `typmod` for numeric(p, s) as Postgres stores it ((p << 16 | s) + 4), else -1. */
+  | {
+      readonly kind: 'cast';
+      readonly arg: Expr;
+      readonly type: ScalarType;
+      readonly typmod: number;
+    }
+  | { readonly kind: 'coalesce'; readonly args: readonly Expr[] }
+  | { readonly kind: 'nullif'; readonly left: Expr; readonly right: Expr }
+  | { readonly kind: 'round' | 'trunc'; readonly arg: Expr; readonly digits: Expr | undefined };
+
+export type ComputedColumn =
+  | { readonly kind: 'input'; readonly index: number }
+  | { readonly kind: 'expr'; readonly expr: Expr; readonly name: string };
+
+/** Evaluates expressions over each input row (one output column per entry of `columns`). */
+export interface Compute {
+  readonly kind: 'compute';
+  readonly input: PlanNode;
+  readonly columns: readonly ComputedColumn[];
+}
+
+/** `select count(*) from (<query>) s`: one int8 row counting the rows of `input`. */
+export interface CountRows {
+  readonly kind: 'count_rows';
+  readonly input: PlanNode;
+  /** The column name Postgres gives it. */
+  readonly name: string;
+}
+
 export type PlanNode =
-  Scatter | MergeSort | FinalAggregate | Filter | Sort | Distinct | Limit | Project;
+  | Scatter
+  | MergeSort
+  | FinalAggregate
+  | Compute
+  | Filter
+  | Sort
+  | Distinct
+  | Limit
+  | Project
+  | CountRows;
+
+/**
+ * What the caller can run beyond the base plans (the router opts in as it gains the glue). Without
+ * options planRead plans exactly what it always did.
+ */
+export interface PlanOptions {
+  /** Expressions over aggregate results (casts, arithmetic, coalesce, nullif, round, trunc). */
+  readonly aggregateExpressions?: boolean;
+  /**
+   * now(), transaction_timestamp(), current_timestamp, current_date, current_time, localtime,
+   * localtimestamp: planned with a placeholder the router binds to the transaction's time.
+   */
+  readonly transactionTime?: boolean;
+  /**
+   * Subqueries in FROM and CTEs whose rows are node-local (colocated on the key, or pinned), UNION
+   * ALL / UNION of such branches: the whole statement runs on each node. And
+   * `select count(*) from (<any plannable read>) s`, counted at the router.
+   */
+  readonly colocatedSubqueries?: boolean;
+}
 
 export interface ReadPlan {
   readonly kind: 'plan';
@@ -159,6 +239,11 @@ export interface ReadPlan {
   readonly leafParams: readonly number[];
   /** Copied from the catalog: text comparisons (HAVING, min/max, sorts) may be bytewise. */
   readonly textCollationIsBytewise: boolean;
+  /**
+   * The leaf SQL holds the transaction-time placeholder (now(), current_date, ...): the router
+   * must bindTransactionTime before running it (PlanOptions.transactionTime).
+   */
+  readonly usesTransactionTime: boolean;
 }
 
 /** The router answers SQLSTATE 0A000 with `reason`. */

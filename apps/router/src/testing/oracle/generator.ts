@@ -3,11 +3,14 @@
 // ORDER BY (ending in the primary key), so each verdict is exact; `ordered` says whether rows are
 // compared in order (a total ORDER BY) or as a multiset.
 import { ACCOUNT_COUNT, REGION_CODES, SAMPLE_UUIDS, WORDS, prng } from './schema.js';
+import { SHAPE_FAMILIES, searchPathFor } from './shapes.js';
 
 export interface GeneratedQuery {
   readonly family: string;
   readonly sql: string;
   readonly ordered: boolean;
+  /** The search_path to run it under (set on both connections first); undefined: leave as is. */
+  readonly searchPath?: string | undefined;
 }
 
 type Rand = () => number;
@@ -103,6 +106,13 @@ const TABLES: readonly Table[] = [
 ];
 
 const ACCOUNTS = TABLES[0]!;
+
+/**
+ * `array['...']` of uuid texts is text[], and `uuid = text` is an error: the cast keeps the query
+ * valid. (An invalid query whose HAVING or ORDER BY aggregates become hidden leaf columns errors on
+ * them first at the nodes, so its message can differ from one Postgres's; see shapes.ts.)
+ */
+const arrayCast = (t: Table): string => (t.name === 'devices' ? '::uuid[]' : '');
 const ORDERS = TABLES[1]!;
 
 function textConst(r: Rand, t: Table, col: string): string {
@@ -183,7 +193,7 @@ function condition(r: Rand, t: Table, q = ''): string {
         return `exists (select 1 from regions g where g.code = ${c('region')} and g.rank is not null)`;
       return `${c(pickOf(r, t.ints))} is not null`;
     default:
-      return `${k} = any(array[${Array.from({ length: int(r, 1, 4) }, () => t.keyValue(r)).join(', ')}])`;
+      return `${k} = any(array[${Array.from({ length: int(r, 1, 4) }, () => t.keyValue(r)).join(', ')}]${arrayCast(t)})`;
   }
 }
 
@@ -273,7 +283,7 @@ const FAMILIES: Record<string, { weight: number; make: Family }> = {
       const keyCond = [
         `${k} = ${t.keyValue(r)}`,
         `${k} in (${Array.from({ length: int(r, 2, 8) }, () => t.keyValue(r)).join(', ')})`,
-        `${k} = any(array[${Array.from({ length: int(r, 2, 5) }, () => t.keyValue(r)).join(', ')}])`,
+        `${k} = any(array[${Array.from({ length: int(r, 2, 5) }, () => t.keyValue(r)).join(', ')}]${arrayCast(t)})`,
         `${k} in (${t.keyValue(r)}) and ${cond}`,
       ][pin]!;
       return {
@@ -539,17 +549,47 @@ function fixQualifiers(w: string): string {
     .replace(/\ba\.account_id\b/g, 'o.account_id');
 }
 
-export const FAMILY_NAMES = Object.keys(FAMILIES);
+const ALL_FAMILIES: Record<string, { weight: number; make: Family }> = {
+  ...FAMILIES,
+  ...SHAPE_FAMILIES,
+};
+
+export const FAMILY_NAMES = Object.keys(ALL_FAMILIES);
+
+/**
+ * The families of issue 15's query shapes: refused until the router passes PlanOptions (and binds
+ * the transaction time), so their refusals are counted apart from the others'.
+ */
+export const SHAPE_FAMILY_NAMES: ReadonlySet<string> = new Set(Object.keys(SHAPE_FAMILIES));
+
+export type SearchPathMode = 'on' | 'off' | 'shadow';
+
+/** TESSERA_ORACLE_SEARCH_PATH: `on` (default), `off`, or `shadow` (needs issue 14's resolution). */
+export function searchPathMode(value: string | undefined): SearchPathMode {
+  if (value === undefined || value === '' || value === 'on') return 'on';
+  if (value === 'off' || value === 'shadow') return value;
+  throw new Error(`TESSERA_ORACLE_SEARCH_PATH must be on, off or shadow, not ${value}`);
+}
 
 /** Query `index` of `seed`: its own PRNG stream, so any one query can be rebuilt alone. */
-export function generateQuery(seed: number, index: number): GeneratedQuery {
+export function generateQuery(
+  seed: number,
+  index: number,
+  searchPath: SearchPathMode = 'off',
+): GeneratedQuery {
   const r = prng((seed * 1_000_003 + index * 7919) >>> 0);
   r();
-  const total = Object.values(FAMILIES).reduce((n, f) => n + f.weight, 0);
+  const total = Object.values(ALL_FAMILIES).reduce((n, f) => n + f.weight, 0);
   let x = r() * total;
-  for (const f of Object.values(FAMILIES)) {
+  let q: GeneratedQuery | undefined;
+  for (const f of Object.values(ALL_FAMILIES)) {
     x -= f.weight;
-    if (x < 0) return f.make(r);
+    if (x < 0) {
+      q = f.make(r);
+      break;
+    }
   }
-  return FAMILIES['rows']!.make(r);
+  q ??= FAMILIES['rows']!.make(r);
+  // Drawn after the query, so the query text of (seed, index) does not depend on the mode.
+  return { ...q, searchPath: searchPathFor(r, searchPath) };
 }

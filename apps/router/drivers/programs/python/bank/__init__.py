@@ -1,0 +1,1 @@
+"""The Django application of the Django program: its models."""

@@ -1,0 +1,1 @@
+select coalesce(sum(score), 0) as total from t

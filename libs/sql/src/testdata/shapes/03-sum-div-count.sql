@@ -1,0 +1,1 @@
+select sum(score) / count(*) from t

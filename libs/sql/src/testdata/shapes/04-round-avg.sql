@@ -1,0 +1,1 @@
+select name, round(avg(score), 2) from t group by name

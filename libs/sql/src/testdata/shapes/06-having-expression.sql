@@ -1,0 +1,1 @@
+select name, count(*) from t group by name having sum(score) / count(*) > 3

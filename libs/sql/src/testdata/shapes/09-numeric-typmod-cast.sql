@@ -1,0 +1,1 @@
+select avg(score)::numeric(10, 2), nullif(count(*), 0) from t

@@ -1,0 +1,1 @@
+select sum(score) + $1 from t

@@ -1,0 +1,1 @@
+select sqrt(sum(score)) from t

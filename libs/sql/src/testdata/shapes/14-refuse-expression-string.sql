@@ -1,0 +1,1 @@
+select coalesce(max(name), 'none') from t

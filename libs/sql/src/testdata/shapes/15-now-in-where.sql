@@ -1,0 +1,1 @@
+select id from t where created > now() - interval '1 day'

@@ -1,0 +1,1 @@
+select count(*) from t where created::date = current_date group by name order by name

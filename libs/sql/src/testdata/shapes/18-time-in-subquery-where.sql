@@ -1,0 +1,1 @@
+select id from t where name in (select code from r where since < localtimestamp)

@@ -1,0 +1,1 @@
+select id from t where created > statement_timestamp()

@@ -1,0 +1,1 @@
+select count(*) from (select distinct name from t) s

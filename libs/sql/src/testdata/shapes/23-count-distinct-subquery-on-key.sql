@@ -1,0 +1,1 @@
+select count(*) as n from (select distinct id, name from t where score > 1) s

@@ -1,0 +1,1 @@
+select count(*) from (select id from t order by id limit 10) s

@@ -1,0 +1,1 @@
+select name from t union select name from u

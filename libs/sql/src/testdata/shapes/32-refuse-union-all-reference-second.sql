@@ -1,0 +1,1 @@
+select id::text from t union all select code from r

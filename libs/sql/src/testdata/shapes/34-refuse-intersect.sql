@@ -1,0 +1,1 @@
+select id from t intersect select id from u

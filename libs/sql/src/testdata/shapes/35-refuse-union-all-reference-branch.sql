@@ -1,0 +1,1 @@
+select code from r union all select name from t
