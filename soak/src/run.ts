@@ -4,11 +4,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildSnapshot } from '@tessera/keyspace';
 import { checkEvents } from './checker/check.js';
 import { BANK_INIT } from './checker/bank.js';
 import { Cluster } from './cluster/cluster.js';
-import { bankAccounts, createAccounts, createTables, declareSchema } from './cluster/schema.js';
+import {
+  bankAccounts,
+  createAccounts,
+  createTables,
+  declareSchema,
+  snapshotOf,
+} from './cluster/schema.js';
 import { REPO_ROOT } from './entry.js';
 import type { ClusterShape } from './faults/fault.js';
 import { Nemesis } from './faults/nemesis.js';
@@ -73,7 +78,7 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
     await cluster.startRouters();
     await createTables(cluster);
     let catalog = await cluster.getCatalog();
-    const snapshot = buildSnapshot(catalog);
+    const snapshot = snapshotOf(catalog);
     const accounts = bankAccounts(
       snapshot,
       cluster.dataNodes.map((n) => n.name),
@@ -133,7 +138,7 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
       cluster.getCatalog().then(
         (c) => {
           catalog = c;
-          workload.snapshot = buildSnapshot(c);
+          workload.snapshot = snapshotOf(c);
         },
         () => undefined,
       );

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildSnapshot } from '@tessera/keyspace';
+import { snapshotOf } from './cluster/schema.js';
 import { checkEvents, type CheckResult } from './checker/check.js';
 import { ANOMALY_CLASSES, type AnomalyClass } from './checker/findings.js';
 import { TABLES } from './checker/values.js';
@@ -52,9 +52,9 @@ test(
       assert.equal(base.anomalyTotal, 0, JSON.stringify(base.examples, null, 1));
       assert.ok(base.counters.adds > 10 && base.lists.appends > 10, 'the soak did something');
       const cluster = run.cluster!;
-      const snapshot = buildSnapshot(await cluster.getCatalog());
+      const snapshot = snapshotOf(await cluster.getCatalog());
       const owner = (keyspace: string, key: number) =>
-        cluster.node(snapshot.ownerOfKey(keyspace, String(key)).name);
+        cluster.node(snapshot.ownerOfKey(keyspace, String(key)));
       let probe = 1;
       const baseLength = (await readHistoryFile(run.historyPath)).events.length;
       // The soak's history with only this probe after it: each mutation is judged on its own.

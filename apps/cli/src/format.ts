@@ -1,6 +1,5 @@
 // Turning catalog messages into what people and tools read: plain views with lower-case enum
 // names (the same words the CLI accepts), aligned text tables, and JSON with int64s as strings.
-import { keyTypeName as sqlKeyTypeName } from '@tessera/keyspace';
 import {
   Durability,
   HaMode,
@@ -18,6 +17,7 @@ import {
   type Range,
   type RouterInfo,
   type Table,
+  keyTypeName as sqlKeyTypeName,
 } from '@tessera/proto';
 
 export function assertNever(x: never): never {

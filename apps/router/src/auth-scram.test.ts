@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import postgres from 'postgres';
 import {
+  BackendCode,
   Writer,
   decodeAuthentication,
   decodeErrorResponse,
@@ -191,7 +192,7 @@ describe('SCRAM for clients', () => {
       const raw = await RawClient.open(c.router.port);
       try {
         raw.send(writeStartupMessage(new Writer(), { user, database: 'postgres' }).flush());
-        const [sasl] = await raw.until((f) => f.code === 0x52);
+        const [sasl] = await raw.until((f) => f.code === BackendCode.Authentication);
         assert.deepEqual(decodeAuthentication(sasl!.body), {
           type: 'SASL',
           mechanisms: ['SCRAM-SHA-256'],
@@ -199,7 +200,7 @@ describe('SCRAM for clients', () => {
         raw.send(
           writeSASLInitialResponse(new Writer(), 'SCRAM-SHA-256', 'n,,n=,r=abcdefghijkl').flush(),
         );
-        const [cont] = await raw.until((f) => f.code === 0x52);
+        const [cont] = await raw.until((f) => f.code === BackendCode.Authentication);
         const auth = decodeAuthentication(cont!.body);
         assert.equal(auth.type, 'SASLContinue');
         // Everything but the server's random nonce part.
@@ -217,9 +218,9 @@ describe('SCRAM for clients', () => {
   test('a malformed SASL message gets 08P01 and a close', async () => {
     const raw = await RawClient.open(c.router.port);
     raw.send(writeStartupMessage(new Writer(), { user: 'app', database: 'postgres' }).flush());
-    await raw.until((f) => f.code === 0x52);
+    await raw.until((f) => f.code === BackendCode.Authentication);
     raw.send(writeSASLInitialResponse(new Writer(), 'SCRAM-SHA-256', 'garbage').flush());
-    const frames = await raw.until((f) => f.code === 0x45);
+    const frames = await raw.until((f) => f.code === BackendCode.ErrorResponse);
     assert.equal(decodeErrorResponse(frames[frames.length - 1]!.body).code, '08P01');
     assert.ok(await raw.closedWithin(2000));
   });
@@ -227,9 +228,9 @@ describe('SCRAM for clients', () => {
   test('an unknown SASL mechanism gets 08P01 and a close', async () => {
     const raw = await RawClient.open(c.router.port);
     raw.send(writeStartupMessage(new Writer(), { user: 'app', database: 'postgres' }).flush());
-    await raw.until((f) => f.code === 0x52);
+    await raw.until((f) => f.code === BackendCode.Authentication);
     raw.send(writeSASLInitialResponse(new Writer(), 'PLAIN', 'app\0app-pw').flush());
-    const frames = await raw.until((f) => f.code === 0x45);
+    const frames = await raw.until((f) => f.code === BackendCode.ErrorResponse);
     assert.equal(decodeErrorResponse(frames[frames.length - 1]!.body).code, '08P01');
     assert.ok(await raw.closedWithin(2000));
   });
@@ -237,7 +238,7 @@ describe('SCRAM for clients', () => {
   test('a pre-login message over 64 KiB closes the connection', async () => {
     const raw = await RawClient.open(c.router.port);
     raw.send(writeStartupMessage(new Writer(), { user: 'app', database: 'postgres' }).flush());
-    await raw.until((f) => f.code === 0x52);
+    await raw.until((f) => f.code === BackendCode.Authentication);
     raw.send(writeSASLInitialResponse(new Writer(), 'SCRAM-SHA-256', 'x'.repeat(100_000)).flush());
     assert.ok(await raw.closedWithin(2000), 'closed');
     const app = client('app', 'app-pw');

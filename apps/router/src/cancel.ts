@@ -8,6 +8,8 @@ export interface Cancellable {
   readonly secret: number;
   /** Backends running this client's statements right now. */
   activeBackends(): Iterable<Backend>;
+  /** Ends the wait of a statement held for a later catalog epoch, if one waits. */
+  cancelWaiting?(): void;
 }
 
 /**
@@ -64,6 +66,7 @@ export class CancelRegistry {
   cancelLocal(pid: number, secret: number): void {
     const s = this.byPid.get(pid);
     if (!s || s.secret !== secret) return;
+    s.cancelWaiting?.();
     for (const b of s.activeBackends()) b.cancelFor(s);
   }
 }

@@ -55,6 +55,10 @@ export interface RouterConfig {
    * pool is busy (pipelined; 1 = never share).
    */
   pipelineDepth: number;
+  /** How long a held statement (frozen range, node failing over) waits before 40001. */
+  holdTimeoutMs: number;
+  /** How long an epoch's acknowledgement waits for statements admitted under older epochs. */
+  drainTimeoutMs: number;
 }
 
 export const USAGE = `Usage: tessera-router [flags]
@@ -85,6 +89,13 @@ Flags (each also read from the environment variable shown):
   --pipeline-depth N        TESSERA_PIPELINE_DEPTH  when every backend is busy, up to N clients'
                                                     autocommit reads share one backend, pipelined,
                                                     instead of waiting (default 16, 1 = off)
+  --hold-timeout-ms MS      TESSERA_HOLD_TIMEOUT_MS  how long a write to a frozen range (or a
+                                                    statement for a node failing over) waits for
+                                                    a later catalog before it fails with 40001
+                                                    (default 15000)
+  --drain-timeout-ms MS     TESSERA_DRAIN_TIMEOUT_MS how long acknowledging a catalog epoch waits
+                                                    for statements admitted under older ones
+                                                    (default 5000)
                             TESSERA_AUTH_PASSWORD   password of --auth-user, if home asks one
                             TESSERA_NODE_PASSWORD   password for nodes that ask one
                             TESSERA_ADMIN_TOKEN     bearer token for the coordinator
@@ -107,7 +118,9 @@ type ValueKey =
   | 'tlsKey'
   | 'tlsRequired'
   | 'workers'
-  | 'pipelineDepth';
+  | 'pipelineDepth'
+  | 'holdTimeoutMs'
+  | 'drainTimeoutMs';
 
 const FLAGS: FlagTable<ValueKey> = {
   '--listen': { env: 'TESSERA_LISTEN', key: 'listen' },
@@ -126,6 +139,8 @@ const FLAGS: FlagTable<ValueKey> = {
   '--tls-required': { env: 'TESSERA_TLS_REQUIRED', key: 'tlsRequired', isSwitch: true },
   '--workers': { env: 'TESSERA_WORKERS', key: 'workers' },
   '--pipeline-depth': { env: 'TESSERA_PIPELINE_DEPTH', key: 'pipelineDepth' },
+  '--hold-timeout-ms': { env: 'TESSERA_HOLD_TIMEOUT_MS', key: 'holdTimeoutMs' },
+  '--drain-timeout-ms': { env: 'TESSERA_DRAIN_TIMEOUT_MS', key: 'drainTimeoutMs' },
 };
 
 export type ParsedArgs = { help: true } | { help: false; config: RouterConfig };
@@ -193,6 +208,8 @@ function validate(raw: RawSettings<ValueKey>, env: NodeJS.ProcessEnv): RouterCon
     tlsRequired,
     workers: intSetting(raw, 'workers', '--workers', 1, 1, 256),
     pipelineDepth: intSetting(raw, 'pipelineDepth', '--pipeline-depth', 16, 1, 1024),
+    holdTimeoutMs: intSetting(raw, 'holdTimeoutMs', '--hold-timeout-ms', 15_000, 1, 3_600_000),
+    drainTimeoutMs: intSetting(raw, 'drainTimeoutMs', '--drain-timeout-ms', 5_000, 1, 3_600_000),
   };
 }
 

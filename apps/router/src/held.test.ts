@@ -1,7 +1,8 @@
 // One-node transactions run as drivers run prepared statements (Bind, Describe, Execute, Sync
-// each time; session/held.ts): BEGIN answered by the router and sent ahead of the first
-// statement, that statement and later ones on the held backend, COMMIT and ROLLBACK there too;
-// a statement for another node, an error, or a pool with no idle backend on the general path.
+// each time; the held policy of execute/acquire.ts): BEGIN answered by the router and sent
+// ahead of the first statement, that statement and later ones on the held backend, COMMIT and
+// ROLLBACK there too; a statement for another node, an error, or a pool with no idle backend on
+// the general path.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -65,7 +66,7 @@ async function statementsOf(on: pg.Client): Promise<{
   return { begin, commit, rollback, bump };
 }
 
-describe('prepared statements in a one-node transaction (session/held.ts)', () => {
+describe('prepared statements in a one-node transaction (the held policy, execute/acquire.ts)', () => {
   test('a prepared BEGIN reaches the node ahead of the first statement; COMMIT and ROLLBACK end it there', async () => {
     const a = key('data1', 30);
     await client.query('insert into orders (tenant_id, id, total) values ($1, 77, 5)', [a]);

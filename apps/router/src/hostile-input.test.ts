@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import {
+  BackendCode,
   Writer,
   decodeErrorResponse,
   writeBind,
@@ -78,7 +79,7 @@ describe('hostile input', () => {
     b[0] = 0x51;
     b.writeInt32BE(2 ** 31 - 1, 1);
     raw.send(b);
-    const frames = await raw.until((f) => f.code === 0x45);
+    const frames = await raw.until((f) => f.code === BackendCode.ErrorResponse);
     assert.equal(decodeErrorResponse(frames[frames.length - 1]!.body).code, '08P01');
     assert.ok(await raw.closedWithin(2000));
     await stillServing();
@@ -87,7 +88,7 @@ describe('hostile input', () => {
   test('an unknown message type gets 08P01 and a close', async () => {
     const raw = await RawClient.login(c.router.port);
     raw.send(Buffer.from([0x7a, 0, 0, 0, 4]));
-    const frames = await raw.until((f) => f.code === 0x45);
+    const frames = await raw.until((f) => f.code === BackendCode.ErrorResponse);
     assert.equal(decodeErrorResponse(frames[frames.length - 1]!.body).code, '08P01');
     assert.ok(await raw.closedWithin(2000));
     await stillServing();
@@ -96,15 +97,17 @@ describe('hostile input', () => {
   test('a Bind for an unknown statement gets 26000 and the connection stays usable', async () => {
     const raw = await RawClient.login(c.router.port);
     raw.send(Buffer.concat([writeBind(new Writer(), { statement: 'nope' }).flush(), SYNC]));
-    const frames = await raw.until((f) => f.code === 0x5a);
+    const frames = await raw.until((f) => f.code === BackendCode.ReadyForQuery);
     assert.deepEqual(
-      frames.filter((f) => f.code === 0x45).map((f) => decodeErrorResponse(f.body).code),
+      frames
+        .filter((f) => f.code === BackendCode.ErrorResponse)
+        .map((f) => decodeErrorResponse(f.body).code),
       ['26000'],
     );
     raw.send(writeQuery(new Writer(), 'select 1').flush());
-    const ok = await raw.until((f) => f.code === 0x5a);
+    const ok = await raw.until((f) => f.code === BackendCode.ReadyForQuery);
     assert.ok(
-      ok.some((f) => f.code === 0x44),
+      ok.some((f) => f.code === BackendCode.DataRow),
       'a row',
     );
     raw.end();

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import {
+  BackendCode,
   ScramClient,
   Writer,
   decodeAuthentication,
@@ -112,18 +113,20 @@ const startup = (): Buffer =>
 async function login(raw: RawClient): Promise<void> {
   const scram = new ScramClient(PASSWORD);
   raw.send(startup());
-  await raw.until((f) => f.code === 0x52);
+  await raw.until((f) => f.code === BackendCode.Authentication);
   raw.send(
     writeSASLInitialResponse(new Writer(), 'SCRAM-SHA-256', scram.clientFirstMessage()).flush(),
   );
-  const [cont] = await raw.until((f) => f.code === 0x52);
+  const [cont] = await raw.until((f) => f.code === BackendCode.Authentication);
   const auth = decodeAuthentication(cont!.body);
   assert.equal(auth.type, 'SASLContinue');
   if (auth.type !== 'SASLContinue') return;
   raw.send(writeSASLResponse(new Writer(), scram.receiveServerFirst(auth.data)).flush());
-  const frames = await raw.until((f) => f.code === 0x5a || f.code === 0x45);
+  const frames = await raw.until(
+    (f) => f.code === BackendCode.ReadyForQuery || f.code === BackendCode.ErrorResponse,
+  );
   const last = frames[frames.length - 1]!;
-  if (last.code === 0x45)
+  if (last.code === BackendCode.ErrorResponse)
     assert.fail(`login failed: ${JSON.stringify(decodeErrorResponse(last.body))}`);
 }
 

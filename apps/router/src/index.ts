@@ -11,6 +11,5 @@ export {
 } from './config.js';
 export { route } from './routing/route.js';
 export type { Route, RouteLabel } from './routing/route-types.js';
-export type { RoutingCatalog, TableView, KeyspaceView } from './routing/catalog-view.js';
-export { buildRoutingCatalog } from './catalog/routing-catalog.js';
+export { snapshotOf } from './catalog/routing-catalog.js';
 export { RouterError, ConfigError } from './errors.js';

@@ -12,8 +12,12 @@ export interface RouterMetrics {
   rowsMerged(rows: number): void;
   /** A transaction that wrote on several nodes ended its two-phase commit with `outcome`. */
   twoPhase(outcome: TwoPhaseOutcome): void;
-  /** A read ran on a backend shared with other clients' reads (session/pipelined.ts). */
+  /** A read ran on a backend shared with other clients' reads (execute/acquire.ts: lane). */
   pipelined(): void;
+  /** A statement was held for a later epoch (`reason`: range or node) for `seconds`. */
+  held(reason: 'range' | 'node', seconds: number): void;
+  /** An epoch was acknowledged at its drain deadline, older statements still running. */
+  drainDeadline(): void;
 }
 
 /** committed; prepare_failed (a node's error, rolled back); in_doubt (08007); aborted (40001). */
@@ -70,8 +74,30 @@ export function routerMetrics(
     help: "Reads sent pipelined on a backend other clients' reads were using",
     registers: [registry],
   });
+  const heldTotal = new Counter({
+    name: 'tessera_router_held_statements_total',
+    help: 'Statements held for a later catalog epoch (a frozen range, a node failing over), by reason',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const holdSeconds = new Histogram({
+    name: 'tessera_router_hold_seconds',
+    help: 'How long held statements waited for a later catalog epoch',
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 15, 60],
+    registers: [registry],
+  });
+  const drain = new Counter({
+    name: 'tessera_router_drain_deadline_total',
+    help: 'Epochs acknowledged at their drain deadline while statements of an older epoch still ran',
+    registers: [registry],
+  });
   return {
     clientConnections,
+    held: (reason, seconds) => {
+      heldTotal.inc({ reason });
+      holdSeconds.observe(seconds);
+    },
+    drainDeadline: () => drain.inc(),
     pipelined: () => pipelined.inc(),
     twoPhase: (outcome) => twoPhase.inc({ outcome }),
     rowsMerged: (rows) => merged.observe(rows),

@@ -1,12 +1,12 @@
-// Reads of several clients pipelined on one backend (session/pipelined.ts): each client gets its
-// own rows and its own errors, a cancel reaches only the statement it was meant for, writes and
-// transactions never share, reads gather on an open lane but not behind a slow read while a
-// backend is idle, and --pipeline-depth 1 turns sharing off.
+// Reads of several clients pipelined on one backend (the lane policy, execute/acquire.ts): each
+// client gets its own rows and its own errors, a cancel reaches only the statement it was meant
+// for, writes and transactions never share, reads gather on an open lane but not behind a slow
+// read while a backend is idle, and --pipeline-depth 1 turns sharing off.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { analyze } from '@tessera/sql';
-import { pipelinableRead } from './session/pipelined.js';
+import { pipelinableRead } from './execute/acquire.js';
 import { keyOf, sendCancel } from './testing/cancel.js';
 import { startTestCluster, type TestCluster } from './testing/cluster.js';
 

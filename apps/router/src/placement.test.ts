@@ -8,8 +8,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import postgres from 'postgres';
-import { CatalogService, KeyType, createClient } from '@tessera/proto';
-import { hashFunctionName, keyTypeName } from '@tessera/keyspace';
+import { CatalogService, KeyType, createClient, keyTypeName } from '@tessera/proto';
+import { hashFunctionName } from '@tessera/keyspace';
 import { DEFAULT_TABLES, startTestCluster, type TestCluster } from './testing/cluster.js';
 
 /** Rows per table (the acceptance check's 100,000; TESSERA_PLACEMENT_ROWS to change). */

@@ -12,9 +12,10 @@ import { Pools } from './pool/pools.js';
 import { routerMetrics } from './metrics.js';
 import { CancelRegistry } from './cancel.js';
 import { Session } from './session/session.js';
+import { Connection } from './session/connection.js';
 import { RouterError, SQLSTATE } from './errors.js';
 import type { RouterServices } from './services.js';
-import type { RoutingCatalog } from './routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import { VerifierSource } from './session/auth-verifiers.js';
 import { loadTlsContext } from './session/tls.js';
 import { acceptClient } from './client-socket.js';
@@ -29,7 +30,7 @@ export interface RunningRouter {
   /** Resolves once a valid catalog is in use. */
   ready(): Promise<void>;
   /** The catalog in use now (tests). */
-  catalog(): RoutingCatalog | undefined;
+  catalog(): Snapshot | undefined;
   stop(): Promise<void>;
 }
 
@@ -93,6 +94,8 @@ export async function startRouter(
     token: cfg.token,
     log,
     onSwap: (c) => pools.retire(c),
+    drainTimeoutMs: cfg.drainTimeoutMs,
+    onDrainDeadline: () => rm.drainDeadline(),
   });
   const roleSecrets =
     cfg.auth === 'scram'
@@ -122,6 +125,8 @@ export async function startRouter(
   const services: RouterServices = {
     config: cfg,
     catalog: () => watcher.catalog,
+    epoch: () => watcher.epoch,
+    nextEpoch: (after, timeoutMs) => watcher.epochs.next(after, timeoutMs),
     pools,
     cache: new AnalysisCache(10_000),
     metrics: rm,
@@ -152,7 +157,7 @@ export async function startRouter(
       sessions.add(s);
       rm.clientConnections.inc();
     }
-    void s.run();
+    void new Connection(s).run();
   });
   watcher.start();
   const metricsServer = await startMetricsServer(metrics.registry, { host, port: cfg.metricsPort });

@@ -4,7 +4,8 @@ import type { SecureContext } from 'node:tls';
 import type { Logger } from '@tessera/telemetry';
 import type { AnalysisCache } from '@tessera/sql';
 import type { RouterConfig } from './config.js';
-import type { RoutingCatalog } from './routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
+import type { Epoch } from './catalog/epochs.js';
 import type { Pools } from './pool/pools.js';
 import type { RouterMetrics } from './metrics.js';
 import type { CancelRegistry } from './cancel.js';
@@ -13,8 +14,18 @@ import type { DecisionLog } from '@tessera/twopc';
 
 export interface RouterServices {
   readonly config: RouterConfig;
-  /** The current snapshot, read once per statement; undefined until a valid catalog arrived. */
-  catalog(): RoutingCatalog | undefined;
+  /** The current snapshot; undefined until a valid catalog arrived. */
+  catalog(): Snapshot | undefined;
+  /** The current epoch (its snapshot and running count), read once per statement. */
+  epoch(): Epoch | undefined;
+  /**
+   * The first epoch after `after`, for a held statement; undefined after `timeoutMs` or once
+   * cancelled (a CancelRequest).
+   */
+  nextEpoch(
+    after: bigint,
+    timeoutMs: number,
+  ): { readonly epoch: Promise<Epoch | undefined>; cancel(): void };
   readonly pools: Pools;
   readonly cache: AnalysisCache;
   readonly metrics: RouterMetrics;

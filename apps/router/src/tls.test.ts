@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import postgres from 'postgres';
-import { SSL_REQUEST, Writer, decodeErrorResponse, writeStartupMessage } from '@tessera/pg-wire';
+import {
+  BackendCode,
+  SSL_REQUEST,
+  Writer,
+  decodeErrorResponse,
+  writeStartupMessage,
+} from '@tessera/pg-wire';
 import { startTestCluster, type TestCluster } from './testing/cluster.js';
 import { RawClient } from './testing/raw-client.js';
 
@@ -104,7 +110,7 @@ describe('TLS', () => {
         writeStartupMessage(new Writer(), { user: 'postgres', database: 'postgres' }).flush(),
       ]),
     );
-    const frames = await raw.until((f) => f.code === 0x45);
+    const frames = await raw.until((f) => f.code === BackendCode.ErrorResponse);
     assert.equal(decodeErrorResponse(frames[frames.length - 1]!.body).code, '08P01');
     assert.ok(await raw.closedWithin(2000));
   });

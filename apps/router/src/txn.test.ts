@@ -7,7 +7,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import postgres from 'postgres';
-import { Writer, decodeCommandComplete, decodeErrorResponse, writeQuery } from '@tessera/pg-wire';
+import {
+  BackendCode,
+  Writer,
+  decodeCommandComplete,
+  decodeErrorResponse,
+  writeQuery,
+} from '@tessera/pg-wire';
 import { startTestCluster, type TestCluster } from './testing/cluster.js';
 import { keysByNode, metricSum } from './testing/keys.js';
 import { RawClient } from './testing/raw-client.js';
@@ -58,7 +64,7 @@ const decideCalls = (): Promise<number> =>
 /** COPY orders FROM STDIN with `rows` as one CopyData: the errors and the tag the client saw. */
 async function rawCopy(raw: RawClient, rows: string): Promise<{ errors: string[]; tag?: string }> {
   raw.send(writeQuery(new Writer(), 'copy orders (tenant_id, id, total) from stdin').flush());
-  await raw.until((f) => f.code === 0x47); // CopyInResponse
+  await raw.until((f) => f.code === BackendCode.CopyInResponse); // CopyInResponse
   const data = Buffer.from(rows);
   const frame = Buffer.alloc(5 + data.length);
   frame[0] = 0x64;
@@ -66,18 +72,20 @@ async function rawCopy(raw: RawClient, rows: string): Promise<{ errors: string[]
   data.copy(frame, 5);
   raw.send(frame);
   raw.send(Buffer.from([0x63, 0, 0, 0, 4])); // CopyDone
-  return answer(await raw.until((f) => f.code === 0x5a, 10_000));
+  return answer(await raw.until((f) => f.code === BackendCode.ReadyForQuery, 10_000));
 }
 
 async function rawSimple(raw: RawClient, sql: string): Promise<void> {
   raw.send(writeQuery(new Writer(), sql).flush());
-  const a = answer(await raw.until((f) => f.code === 0x5a));
+  const a = answer(await raw.until((f) => f.code === BackendCode.ReadyForQuery));
   assert.deepEqual(a.errors, [], sql);
 }
 
 function answer(frames: { code: number; body: Buffer }[]): { errors: string[]; tag?: string } {
-  const errors = frames.filter((f) => f.code === 0x45).map((f) => decodeErrorResponse(f.body).code);
-  const cc = frames.find((f) => f.code === 0x43);
+  const errors = frames
+    .filter((f) => f.code === BackendCode.ErrorResponse)
+    .map((f) => decodeErrorResponse(f.body).code);
+  const cc = frames.find((f) => f.code === BackendCode.CommandComplete);
   return cc ? { errors, tag: decodeCommandComplete(cc.body) } : { errors };
 }
 

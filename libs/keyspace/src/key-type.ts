@@ -1,60 +1,36 @@
-// Between the catalog's KeyType enum and the SQL names pg-hash and fences use, and the
-// Postgres hash function each key type is sharded by.
-import { KeyType } from '@tessera/proto';
+// The SQL names of the key types a keyspace can have (the names pg-hash and fences use), the
+// aliases Postgres accepts for them, and the Postgres hash function each is sharded by.
 import type { KeyType as KeyTypeName } from '@tessera/pg-hash';
 import { CatalogInvalidError } from './errors.js';
 
 export type { KeyTypeName };
 
-const SUPPORTED = 'bigint (int8), int (integer, int4), smallint (int2), text (varchar) and uuid';
+export const SUPPORTED_KEY_TYPES =
+  'bigint (int8), int (integer, int4), smallint (int2), text (varchar) and uuid';
 
-/** The SQL name of a catalog key type; CatalogInvalidError for UNSPECIFIED or an unknown value. */
-export function keyTypeName(keyType: KeyType): KeyTypeName {
-  switch (keyType) {
-    case KeyType.BIGINT:
-      return 'bigint';
-    case KeyType.INT:
-      return 'int';
-    case KeyType.SMALLINT:
-      return 'smallint';
-    case KeyType.TEXT:
-      return 'text';
-    case KeyType.UUID:
-      return 'uuid';
-    case KeyType.UNSPECIFIED:
-      throw new CatalogInvalidError(
-        `key type is unspecified; supported key types are ${SUPPORTED}`,
-      );
-    default:
-      throw new CatalogInvalidError(
-        `key type ${String(keyType)} is unknown; supported key types are ${SUPPORTED}`,
-      );
-  }
-}
-
-const BY_NAME: ReadonlyMap<string, KeyType> = new Map([
-  ['bigint', KeyType.BIGINT],
-  ['int8', KeyType.BIGINT],
-  ['int', KeyType.INT],
-  ['integer', KeyType.INT],
-  ['int4', KeyType.INT],
-  ['smallint', KeyType.SMALLINT],
-  ['int2', KeyType.SMALLINT],
-  ['text', KeyType.TEXT],
-  ['varchar', KeyType.TEXT],
-  ['character varying', KeyType.TEXT],
-  ['uuid', KeyType.UUID],
+const BY_NAME: ReadonlyMap<string, KeyTypeName> = new Map([
+  ['bigint', 'bigint'],
+  ['int8', 'bigint'],
+  ['int', 'int'],
+  ['integer', 'int'],
+  ['int4', 'int'],
+  ['smallint', 'smallint'],
+  ['int2', 'smallint'],
+  ['text', 'text'],
+  ['varchar', 'text'],
+  ['character varying', 'text'],
+  ['uuid', 'uuid'],
 ]);
 
 /**
- * The catalog key type for a SQL type name as an operator or a column definition spells it
- * (case and surrounding space ignored); CatalogInvalidError for a type keys cannot have.
+ * The key type for a SQL type name as an operator or a column definition spells it (case and
+ * surrounding space ignored); CatalogInvalidError for a type keys cannot have.
  */
-export function parseKeyType(name: string): KeyType {
+export function parseKeyTypeName(name: string): KeyTypeName {
   const keyType = BY_NAME.get(name.trim().toLowerCase().replace(/\s+/g, ' '));
   if (keyType === undefined) {
     throw new CatalogInvalidError(
-      `key type "${name}" is not supported; supported key types are ${SUPPORTED}`,
+      `key type "${name}" is not supported; supported key types are ${SUPPORTED_KEY_TYPES}`,
     );
   }
   return keyType;

@@ -2,16 +2,10 @@
 // in progress would break the move's replication, so it is refused with SQLSTATE 55006
 // (object_not_in_prerequisite_state) and a hint naming the job. Pure: the router's DDL path calls
 // ddlRefusalForMove with the keyspace of each table a DDL statement touches.
-import type { Catalog } from '@tessera/proto';
+import type { Catalog, RangeMove } from './catalog.js';
 
-export interface MoveInProgress {
-  keyspace: string;
-  lo: bigint;
-  hi: bigint;
-  jobId: bigint;
-  source: string;
-  target: string;
-}
+/** A move in progress, as the catalog lists it. */
+export type MoveInProgress = RangeMove;
 
 export interface DdlRefusal {
   code: '55006';
@@ -24,7 +18,7 @@ export function movesByKeyspace(
   catalog: Pick<Catalog, 'moves'>,
 ): ReadonlyMap<string, readonly MoveInProgress[]> {
   const out = new Map<string, MoveInProgress[]>();
-  for (const m of catalog.moves) {
+  for (const m of catalog.moves ?? []) {
     const list = out.get(m.keyspace) ?? [];
     list.push({
       keyspace: m.keyspace,

@@ -1,37 +1,69 @@
 // One catalog epoch as an immutable, indexed view: validated whole when built (a catalog that
-// breaks an invariant is refused, never half-used) and swapped whole by its readers.
-import { clone, CatalogSchema, NodeRole, NodeState, RangeState, TableKind } from '@tessera/proto';
-import type { Catalog, Keyspace, Node, Range, Table } from '@tessera/proto';
-import { hashKeyText } from '@tessera/pg-hash';
+// breaks an invariant is refused, never half-used), read by routing on every statement, swapped
+// whole by its readers. The one snapshot a router builds per epoch.
+import type { Catalog, Keyspace, Node, Range, Table } from './catalog.js';
 import { CatalogInvalidError, UnknownKeyspaceError } from './errors.js';
-import { keyTypeName, type KeyTypeName } from './key-type.js';
+import type { KeyTypeName } from './key-type.js';
 import { RangeMap } from './range-map.js';
+import { hashKeyText } from '@tessera/pg-hash';
 
-/** One keyspace of a snapshot with what routing needs at hand. */
+/** One keyspace with what routing needs at hand. */
 export interface KeyspaceView {
-  readonly keyspace: Keyspace;
+  readonly name: string;
   readonly keyType: KeyTypeName;
   readonly seed: bigint;
   readonly ranges: RangeMap<Range>;
+  /** Every node owning at least one range, sorted. */
+  readonly owners: readonly string[];
+  /** Some range of the keyspace is frozen (a move's cutover): writes to it are held. */
+  readonly hasFrozen: boolean;
+  /** Name of the node owning the range that holds `hash`. */
+  ownerOf(hash: bigint): string;
+  /** The range that holds `hash`. */
+  rangeOf(hash: bigint): Range;
 }
 
-export interface CatalogSnapshot {
+export interface ShardedTableView {
+  readonly kind: 'sharded';
+  readonly schema: string;
+  readonly name: string;
+  readonly keyspace: KeyspaceView;
+  readonly keyColumn: string;
+}
+
+/** A declared table as routing sees it: sharded ones carry their keyspace. */
+export type TableView =
+  | ShardedTableView
+  | { readonly kind: 'reference'; readonly schema: string; readonly name: string }
+  | { readonly kind: 'global'; readonly schema: string; readonly name: string };
+
+export interface Snapshot {
   readonly epoch: bigint;
   readonly clusterUid: string;
-  readonly nodes: ReadonlyMap<string, Node>;
-  /** The one node with role home: global tables and statements without tables go there. */
-  readonly home: Node;
-  readonly keyspaces: ReadonlyMap<string, KeyspaceView>;
-  /** Declared tables by "schema.name". */
-  readonly tables: ReadonlyMap<string, Table>;
+  /** The home node's name: global tables and statements without tables go there. */
+  readonly home: string;
+  /** Nodes that hold copies of distributed tables (every node not removed), sorted by name. */
+  readonly nodes: readonly string[];
+  /** Any node of the catalog, removed ones included. */
+  node(name: string): Node | undefined;
+  /** Where a node that is not removed listens (its primary). */
+  address(name: string): { readonly host: string; readonly port: number } | undefined;
+  keyspace(name: string): KeyspaceView | undefined;
   /** The declared table, or undefined: an undeclared table is global. */
-  tableOf(schema: string, name: string): Table | undefined;
-  /** The range holding a key given in Postgres text form; KeyValueError for a malformed key. */
-  rangeOfKey(keyspace: string, keyText: string): Range;
+  table(schema: string, name: string): TableView | undefined;
+  /** The range of `keyspace` holding `hash`; UnknownKeyspaceError for a keyspace it lacks. */
+  rangeOf(keyspace: string, hash: bigint): Range;
+  ownerOf(keyspace: string, hash: bigint): string;
   /** The node owning a key given in Postgres text form; KeyValueError for a malformed key. */
-  ownerOfKey(keyspace: string, keyText: string): Node;
+  ownerOfKey(keyspace: string, keyText: string): string;
+  /** Whether the range holding `hash` is frozen. */
+  isFrozen(keyspace: string, hash: bigint): boolean;
+  /** Some range of some keyspace is frozen: the one check a statement pays when none is. */
+  readonly hasFrozen: boolean;
+  /** Nodes whose primary is being replaced (Node.failingOver), usually none. */
+  readonly failingOver: ReadonlySet<string>;
   /** The ranges a node owns, by keyspace (ordered by lo); empty for a node owning nothing. */
-  ownedRanges(nodeName: string): ReadonlyMap<string, readonly Range[]>;
+  ownedRanges(node: string): ReadonlyMap<string, readonly Range[]>;
 }
 
 /** A Map that refuses changes even through a cast, so a snapshot cannot drift after it is built. */
@@ -48,11 +80,22 @@ function frozenMap<K, V>(entries: Iterable<readonly [K, V]>): ReadonlyMap<K, V> 
   return Object.freeze(map);
 }
 
+function frozenSet<V>(values: Iterable<V>): ReadonlySet<V> {
+  const set = new Set(values);
+  const refuse = (): never => {
+    throw new TypeError('a catalog snapshot is immutable');
+  };
+  Object.defineProperties(set, {
+    add: { value: refuse },
+    delete: { value: refuse },
+    clear: { value: refuse },
+  });
+  return Object.freeze(set);
+}
+
 const EMPTY: ReadonlyMap<string, readonly Range[]> = frozenMap([]);
 
-function tableKey(schema: string, name: string): string {
-  return `${schema}.${name}`;
-}
+const tableKey = (schema: string, name: string): string => `${schema}.${name}`;
 
 function checkNodes(nodes: readonly Node[]): { byName: Map<string, Node>; home: Node } {
   const byName = new Map<string, Node>();
@@ -61,11 +104,7 @@ function checkNodes(nodes: readonly Node[]): { byName: Map<string, Node>; home: 
     if (node.name === '') throw new CatalogInvalidError('the catalog has a node without a name');
     if (byName.has(node.name))
       throw new CatalogInvalidError(`node "${node.name}" appears twice in the catalog`);
-    if (node.role === NodeRole.HOME) homes.push(node);
-    else if (node.role !== NodeRole.DATA)
-      throw new CatalogInvalidError(`node "${node.name}" has no role (home or data)`);
-    if (node.state === NodeState.UNSPECIFIED)
-      throw new CatalogInvalidError(`node "${node.name}" has no state`);
+    if (node.role === 'home') homes.push(node);
     byName.set(node.name, node);
   }
   const home = homes[0];
@@ -75,7 +114,7 @@ function checkNodes(nodes: readonly Node[]): { byName: Map<string, Node>; home: 
       `the catalog has ${homes.length} home nodes (${homes.map((n) => n.name).join(', ')}); exactly one is required`,
     );
   }
-  if (home.state === NodeState.REMOVED)
+  if (home.state === 'removed')
     throw new CatalogInvalidError(`the home node "${home.name}" is removed`);
   return { byName, home };
 }
@@ -91,87 +130,90 @@ function checkRange(
   const owner = nodes.get(range.owner);
   if (owner === undefined)
     throw new CatalogInvalidError(`${what} is owned by unknown node "${range.owner}"`);
-  if (owner.state === NodeState.REMOVED) {
+  if (owner.state === 'removed')
     throw new CatalogInvalidError(`${what} is owned by node "${range.owner}", which is removed`);
-  }
-  if (range.state !== RangeState.ACTIVE && range.state !== RangeState.FROZEN) {
-    throw new CatalogInvalidError(`${what} has no state (active or frozen)`);
-  }
 }
 
 function checkTable(table: Table, keyspaces: ReadonlySet<string>): void {
   const what = `table "${tableKey(table.schema, table.name)}"`;
-  if (table.schema === '' || table.name === '') {
+  if (table.schema === '' || table.name === '')
     throw new CatalogInvalidError(`${what} needs both a schema and a name`);
-  }
-  switch (table.kind) {
-    case TableKind.SHARDED:
-      if (table.keyspace === '') throw new CatalogInvalidError(`sharded ${what} has no keyspace`);
-      if (!keyspaces.has(table.keyspace)) {
-        throw new CatalogInvalidError(`sharded ${what} names unknown keyspace "${table.keyspace}"`);
-      }
-      if (table.keyColumn === '')
-        throw new CatalogInvalidError(`sharded ${what} has no key column`);
-      return;
-    case TableKind.REFERENCE:
-    case TableKind.GLOBAL:
-      if (table.keyspace !== '' || table.keyColumn !== '') {
-        const kind = table.kind === TableKind.REFERENCE ? 'reference' : 'global';
-        throw new CatalogInvalidError(
-          `${kind} ${what} has a keyspace or key column, which only sharded tables have`,
-        );
-      }
-      return;
-    default:
-      throw new CatalogInvalidError(`${what} has no kind (sharded, reference or global)`);
-  }
+  if (table.kind !== 'sharded') return;
+  if (table.keyspace === '') throw new CatalogInvalidError(`sharded ${what} has no keyspace`);
+  if (!keyspaces.has(table.keyspace))
+    throw new CatalogInvalidError(`sharded ${what} names unknown keyspace "${table.keyspace}"`);
+  if (table.keyColumn === '') throw new CatalogInvalidError(`sharded ${what} has no key column`);
 }
 
-/**
- * Validates `catalog` whole and indexes it. Throws CatalogInvalidError, naming the first
- * problem, for anything DESIGN.md section 2 forbids. The snapshot holds its own frozen copy.
- */
-export function buildSnapshot(catalog: Catalog): CatalogSnapshot {
-  const copy = clone(CatalogSchema, catalog);
-  const { byName: nodes, home } = checkNodes(copy.nodes);
+/** Copies `x` and freezes the copy: the snapshot shares nothing the caller can change. */
+const frozenCopy = <T extends object>(x: T): T => Object.freeze({ ...x });
 
-  const keyspaceMessages = new Map<string, Keyspace>();
-  for (const ks of copy.keyspaces) {
+function keyspaceView(ks: Keyspace, ranges: readonly Range[]): KeyspaceView {
+  const map = new RangeMap(ks.name, ranges);
+  return Object.freeze({
+    name: ks.name,
+    keyType: ks.keyType,
+    seed: ks.seed,
+    ranges: map,
+    owners: Object.freeze([...new Set(map.ranges.map((r) => r.owner))].sort()),
+    hasFrozen: map.ranges.some((r) => r.state === 'frozen'),
+    ownerOf: (hash: bigint) => map.ownerOf(hash).owner,
+    rangeOf: (hash: bigint) => map.ownerOf(hash),
+  });
+}
+
+function indexKeyspaces(
+  catalog: Catalog,
+  nodes: ReadonlyMap<string, Node>,
+): Map<string, KeyspaceView> {
+  const defs = new Map<string, Keyspace>();
+  for (const ks of catalog.keyspaces) {
     if (ks.name === '') throw new CatalogInvalidError('the catalog has a keyspace without a name');
-    if (keyspaceMessages.has(ks.name))
+    if (defs.has(ks.name))
       throw new CatalogInvalidError(`keyspace "${ks.name}" appears twice in the catalog`);
-    keyspaceMessages.set(ks.name, ks);
+    defs.set(ks.name, ks);
   }
-  const keyspaceNames: ReadonlySet<string> = new Set(keyspaceMessages.keys());
-
-  const rangesByKeyspace = new Map<string, Range[]>();
-  for (const name of keyspaceNames) rangesByKeyspace.set(name, []);
-  for (const range of copy.ranges) {
-    checkRange(range, keyspaceNames, nodes);
-    rangesByKeyspace.get(range.keyspace)!.push(range);
+  const names: ReadonlySet<string> = new Set(defs.keys());
+  const rangesOf = new Map<string, Range[]>([...names].map((n) => [n, []]));
+  for (const range of catalog.ranges) {
+    checkRange(range, names, nodes);
+    rangesOf.get(range.keyspace)!.push(frozenCopy(range));
   }
+  const views = new Map<string, KeyspaceView>();
+  for (const [name, ks] of defs) views.set(name, keyspaceView(ks, rangesOf.get(name)!));
+  return views;
+}
 
-  const keyspaces = new Map<string, KeyspaceView>();
-  for (const [name, ks] of keyspaceMessages) {
-    let keyType: KeyTypeName;
-    try {
-      keyType = keyTypeName(ks.keyType);
-    } catch (e) {
-      throw new CatalogInvalidError(`keyspace "${name}": ${(e as Error).message}`);
-    }
-    const ranges = new RangeMap(name, rangesByKeyspace.get(name)!);
-    keyspaces.set(name, Object.freeze({ keyspace: ks, keyType, seed: ks.seed, ranges }));
-  }
-
-  const tables = new Map<string, Table>();
-  for (const table of copy.tables) {
-    checkTable(table, keyspaceNames);
+function indexTables(
+  catalog: Catalog,
+  keyspaces: ReadonlyMap<string, KeyspaceView>,
+): Map<string, TableView> {
+  const names: ReadonlySet<string> = new Set(keyspaces.keys());
+  const tables = new Map<string, TableView>();
+  for (const table of catalog.tables) {
+    checkTable(table, names);
     const key = tableKey(table.schema, table.name);
     if (tables.has(key))
       throw new CatalogInvalidError(`table "${key}" appears twice in the catalog`);
-    tables.set(key, table);
+    tables.set(
+      key,
+      table.kind === 'sharded'
+        ? Object.freeze({
+            kind: 'sharded',
+            schema: table.schema,
+            name: table.name,
+            keyspace: keyspaces.get(table.keyspace)!,
+            keyColumn: table.keyColumn,
+          })
+        : frozenCopy(table),
+    );
   }
+  return tables;
+}
 
+function indexOwned(
+  keyspaces: ReadonlyMap<string, KeyspaceView>,
+): Map<string, ReadonlyMap<string, readonly Range[]>> {
   const owned = new Map<string, Map<string, Range[]>>();
   for (const [name, view] of keyspaces) {
     for (const range of view.ranges.ranges) {
@@ -182,36 +224,49 @@ export function buildSnapshot(catalog: Catalog): CatalogSnapshot {
       list.push(range);
     }
   }
-  const ownedFrozen = new Map<string, ReadonlyMap<string, readonly Range[]>>();
-  for (const [node, byKeyspace] of owned) {
-    ownedFrozen.set(
-      node,
-      frozenMap([...byKeyspace].map(([ks, list]) => [ks, Object.freeze(list)] as const)),
-    );
-  }
+  const out = new Map<string, ReadonlyMap<string, readonly Range[]>>();
+  for (const [node, byKeyspace] of owned)
+    out.set(node, frozenMap([...byKeyspace].map(([ks, l]) => [ks, Object.freeze(l)] as const)));
+  return out;
+}
 
-  // Everything reachable from the snapshot is frozen; the catalog copy is private to it.
-  for (const message of [...copy.nodes, ...copy.keyspaces, ...copy.ranges, ...copy.tables])
-    Object.freeze(message);
-
-  const rangeOfKey = (keyspace: string, keyText: string): Range => {
-    const view = keyspaces.get(keyspace);
-    if (view === undefined) throw new UnknownKeyspaceError(keyspace);
-    return view.ranges.ownerOf(hashKeyText(view.keyType, keyText, view.seed));
+/**
+ * Validates `catalog` whole and indexes it. Throws CatalogInvalidError, naming the first
+ * problem, for anything DESIGN.md section 2 forbids. The snapshot holds its own frozen copies.
+ */
+export function buildSnapshot(catalog: Catalog): Snapshot {
+  const { byName, home } = checkNodes(catalog.nodes.map(frozenCopy));
+  const keyspaces = indexKeyspaces(catalog, byName);
+  const tables = indexTables(catalog, keyspaces);
+  const owned = indexOwned(keyspaces);
+  const live = [...byName.values()].filter((n) => n.state !== 'removed');
+  const addresses = new Map(
+    live.map((n) => [n.name, Object.freeze({ host: n.host, port: n.port })]),
+  );
+  const keyspaceOf = (name: string): KeyspaceView => {
+    const view = keyspaces.get(name);
+    if (view === undefined) throw new UnknownKeyspaceError(name);
+    return view;
   };
-
   return Object.freeze({
-    epoch: copy.epoch,
-    clusterUid: copy.clusterUid,
-    nodes: frozenMap(nodes),
-    home,
-    keyspaces: frozenMap(keyspaces),
-    tables: frozenMap(tables),
-    tableOf: (schema: string, name: string) => tables.get(tableKey(schema, name)),
-    rangeOfKey,
-    // Every owner was checked against the nodes above.
-    ownerOfKey: (keyspace: string, keyText: string) =>
-      nodes.get(rangeOfKey(keyspace, keyText).owner)!,
-    ownedRanges: (nodeName: string) => ownedFrozen.get(nodeName) ?? EMPTY,
+    epoch: catalog.epoch,
+    clusterUid: catalog.clusterUid,
+    home: home.name,
+    nodes: Object.freeze(live.map((n) => n.name).sort()),
+    node: (name: string) => byName.get(name),
+    address: (name: string) => addresses.get(name),
+    keyspace: (name: string) => keyspaces.get(name),
+    table: (schema: string, name: string) => tables.get(tableKey(schema, name)),
+    rangeOf: (keyspace: string, hash: bigint) => keyspaceOf(keyspace).rangeOf(hash),
+    ownerOf: (keyspace: string, hash: bigint) => keyspaceOf(keyspace).ownerOf(hash),
+    ownerOfKey: (keyspace: string, keyText: string) => {
+      const k = keyspaceOf(keyspace);
+      return k.ownerOf(hashKeyText(k.keyType, keyText, k.seed));
+    },
+    isFrozen: (keyspace: string, hash: bigint) =>
+      keyspaceOf(keyspace).rangeOf(hash).state === 'frozen',
+    hasFrozen: [...keyspaces.values()].some((k) => k.hasFrozen),
+    failingOver: frozenSet(live.filter((n) => n.failingOver === true).map((n) => n.name)),
+    ownedRanges: (node: string) => owned.get(node) ?? EMPTY,
   });
 }

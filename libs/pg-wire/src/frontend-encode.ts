@@ -4,6 +4,7 @@
 import { FrontendCode, StartupCode } from './codes.js';
 import { COPY_DONE, FLUSH, SSL_REQUEST, SYNC, TERMINATE } from './frames.js';
 import type { Writer } from './writer.js';
+import { findNul } from './body-reader.js';
 
 /** StartupMessage for protocol 3.0 with the given parameters (user is required by servers). */
 export function writeStartupMessage(
@@ -129,10 +130,40 @@ export function writeCopyData(w: Writer, data: Uint8Array): Writer {
   return w.begin(FrontendCode.CopyData).bytes(data).end();
 }
 
+/** One CopyData whose payload is `pieces` one after another (rows gathered for one node). */
+export function writeCopyDataPieces(w: Writer, pieces: readonly Uint8Array[]): Writer {
+  w.begin(FrontendCode.CopyData);
+  for (const p of pieces) w.bytes(p);
+  return w.end();
+}
+
 export function writeCopyDone(w: Writer): Writer {
   return w.bytes(COPY_DONE);
 }
 
 export function writeCopyFail(w: Writer, reason: string): Writer {
   return w.begin(FrontendCode.CopyFail).cstring(reason).end();
+}
+
+/**
+ * The whole Bind frame whose body is `body` with its statement name replaced by `statement`
+ * (ASCII): how a router forwards a client's Bind under the name it prepared the statement as.
+ * Byte loops: the pieces are a few dozen bytes, where Buffer.copy's views cost more than copying.
+ */
+export function rewriteBindStatement(body: Buffer, statement: string): Buffer {
+  const portalEnd = findNul(body, 0);
+  const stmtEnd = findNul(body, portalEnd + 1);
+  const nameLength = statement.length;
+  const restLength = body.length - stmtEnd - 1;
+  const length = 4 + portalEnd + 1 + nameLength + 1 + restLength;
+  const out = Buffer.allocUnsafe(1 + length);
+  out[0] = FrontendCode.Bind;
+  out.writeInt32BE(length, 1);
+  let at = 5;
+  for (let i = 0; i <= portalEnd; i++) out[at++] = body[i]!;
+  for (let i = 0; i < nameLength; i++) out[at++] = statement.charCodeAt(i);
+  out[at++] = 0;
+  if (restLength > 256) body.copy(out, at, stmtEnd + 1);
+  else for (let i = stmtEnd + 1; i < body.length; i++) out[at++] = body[i]!;
+  return out;
 }

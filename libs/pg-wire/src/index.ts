@@ -114,6 +114,8 @@ export {
   writeSASLInitialResponse,
   writeSASLResponse,
   writeCopyData,
+  writeCopyDataPieces,
+  rewriteBindStatement,
   writeCopyDone,
   writeCopyFail,
   type BindOptions,

@@ -217,6 +217,9 @@ export type {
   MessageShape,
 } from '@bufbuild/protobuf';
 
+// --- the catalog's messages as @tessera/keyspace's domain types ---
+export { catalogFromMessage, keyTypeName, keyTypeOf, parseKeyType } from './catalog-mapper.js';
+
 // --- errors and addresses ---
 export { Code, RpcError, codeName, toRpcError } from './errors.js';
 export {

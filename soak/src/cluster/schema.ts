@@ -2,8 +2,8 @@
 // sharded tables declared through the coordinator, then CREATE TABLE through a router (which
 // creates each table on the nodes with its fence). The ledger is colocated with its counter,
 // a transfer's legs with their accounts.
-import { buildSnapshot, type CatalogSnapshot } from '@tessera/keyspace';
-import { KeyType, NodeRole, type Catalog } from '@tessera/proto';
+import { buildSnapshot, type Snapshot } from '@tessera/keyspace';
+import { KeyType, NodeRole, catalogFromMessage, type Catalog } from '@tessera/proto';
 import { TABLES } from '../checker/values.js';
 import type { Cluster } from './cluster.js';
 
@@ -63,14 +63,14 @@ export async function createTables(cluster: Cluster): Promise<void> {
  * hash to each node in turn, so transfers cross nodes about as often as they can.
  */
 export function bankAccounts(
-  snapshot: CatalogSnapshot,
+  snapshot: Snapshot,
   dataNodes: readonly string[],
   count: number,
 ): number[] {
   const per = new Map(dataNodes.map((n) => [n, [] as number[]]));
   const want = Math.ceil(count / dataNodes.length);
   for (let id = 1; [...per.values()].some((l) => l.length < want) && id < 100_000; id++) {
-    const owner = snapshot.ownerOfKey(TABLES.accounts.keyspace, String(id)).name;
+    const owner = snapshot.ownerOfKey(TABLES.accounts.keyspace, String(id));
     const list = per.get(owner);
     if (list && list.length < want) list.push(id);
   }
@@ -105,6 +105,6 @@ export async function createAccounts(
   }
 }
 
-export function snapshotOf(catalog: Catalog): CatalogSnapshot {
-  return buildSnapshot(catalog);
+export function snapshotOf(catalog: Catalog): Snapshot {
+  return buildSnapshot(catalogFromMessage(catalog));
 }

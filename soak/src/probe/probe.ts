@@ -4,9 +4,9 @@
 // table read from each node directly, with the hash Postgres itself computes for its key, and
 // what each node has left behind (prepared transactions, slots, publications, subscriptions).
 // All of it goes into the history, so `npm run soak -- check HISTORY` needs nothing else.
-import { hashFunctionName, keyTypeName } from '@tessera/keyspace';
+import { hashFunctionName } from '@tessera/keyspace';
 import type { Catalog } from '@tessera/proto';
-import { TableKind, NodeRole } from '@tessera/proto';
+import { TableKind, NodeRole, keyTypeName } from '@tessera/proto';
 import type { CatalogRecord } from '../checker/final-state.js';
 import { F, TABLES } from '../checker/values.js';
 import { SOAK_DATABASE, type Cluster } from '../cluster/cluster.js';

@@ -13,9 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildSnapshot } from '@tessera/keyspace';
 import { Cluster } from '../cluster/cluster.js';
-import { createTables, declareSchema } from '../cluster/schema.js';
+import { createTables, declareSchema, snapshotOf } from '../cluster/schema.js';
 import { TABLES } from '../checker/values.js';
 import { parsePlan } from '../plan/plan.js';
 
@@ -43,8 +42,8 @@ async function main(): Promise<number> {
     await declareSchema(cluster, 2);
     await cluster.startRouters();
     await createTables(cluster);
-    const snapshot = buildSnapshot(await cluster.getCatalog());
-    const ownerOf = (k: number) => snapshot.ownerOfKey(TABLES.lists.keyspace, String(k)).name;
+    const snapshot = snapshotOf(await cluster.getCatalog());
+    const ownerOf = (k: number) => snapshot.ownerOfKey(TABLES.lists.keyspace, String(k));
     let a = 1;
     while (ownerOf(a) !== 'data1') a++;
     let b = 1;

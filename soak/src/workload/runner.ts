@@ -3,7 +3,7 @@
 // After an unknown outcome (info) a client retires its process id and reconnects as a new one.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import type { CatalogSnapshot } from '@tessera/keyspace';
+import type { Snapshot } from '@tessera/keyspace';
 import { TABLES } from '../checker/values.js';
 import type { Cluster, ServiceMember } from '../cluster/cluster.js';
 import type { HistoryWriter } from '../history/writer.js';
@@ -50,7 +50,7 @@ export class Workload {
   readonly #kinds: OpKind[];
   readonly #weights: number[];
   /** The catalog the harness routes its bookkeeping by (owner nodes of an op's keys). */
-  snapshot: CatalogSnapshot;
+  snapshot: Snapshot;
 
   constructor(
     readonly cluster: Cluster,
@@ -58,7 +58,7 @@ export class Workload {
     readonly plan: WorkloadPlan,
     readonly rng: Rng,
     accounts: readonly number[],
-    snapshot: CatalogSnapshot,
+    snapshot: Snapshot,
     readonly onOp: (r: OpRecord) => void,
   ) {
     this.generator = new OpGenerator(plan, accounts);
@@ -89,7 +89,7 @@ export class Workload {
     const out = new Set<string>();
     for (const { keyspace, key } of op.keys) {
       try {
-        out.add(this.snapshot.ownerOfKey(KEYSPACE_OF[keyspace], String(key)).name);
+        out.add(this.snapshot.ownerOfKey(KEYSPACE_OF[keyspace], String(key)));
       } catch {
         // a keyspace the snapshot lacks: no owner to name
       }

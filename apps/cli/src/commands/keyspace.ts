@@ -4,7 +4,7 @@ import type { Command } from '../command.js';
 import { JSON_FLAG } from '../flags.js';
 import { UsageError } from '../errors.js';
 import { boolFlag, parseInt64, parsePositiveInt, stringFlag } from '../args.js';
-import { parseKeyType } from '@tessera/keyspace';
+import { parseKeyType } from '@tessera/proto';
 import { KEY_TYPE_CHOICES, keyTypeName, keyspaceView, keyspacesTable, toJson } from '../format.js';
 
 export const keyspaceCommands: Command[] = [

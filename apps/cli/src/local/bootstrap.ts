@@ -3,8 +3,8 @@
 // kind says (sharded tables fenced by `tessera_owns`), and load a little data on the right nodes.
 // Every step checks before it acts, so a bootstrap that was interrupted can simply run again.
 import type pg from 'pg';
-import { NodeRole, type Catalog, type Range } from '@tessera/proto';
-import { fenceCheckSql, keyTypeName, parseKeyType } from '@tessera/keyspace';
+import { NodeRole, keyTypeName, parseKeyType, type Catalog, type Range } from '@tessera/proto';
+import { fenceCheckSql } from '@tessera/keyspace';
 import { hashKeyText } from '@tessera/pg-hash';
 import type { Coordinator } from '../coordinator.js';
 import { LOCAL_NODES, type ClusterFile, type LocalNodeName } from './layout.js';

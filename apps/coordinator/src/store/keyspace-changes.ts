@@ -1,7 +1,7 @@
 // CreateKeyspace: a new keyspace and its first ranges, split evenly and owned round-robin by the
 // active data nodes in name order (the home node when there is none).
-import { evenRanges, keyTypeName, type KeyTypeName } from '@tessera/keyspace';
-import type { CreateKeyspaceRequest } from '@tessera/proto';
+import { evenRanges, type KeyTypeName } from '@tessera/keyspace';
+import { keyTypeName, type CreateKeyspaceRequest } from '@tessera/proto';
 import { alreadyExists, failedPrecondition, invalidArgument } from '../errors.js';
 import type { ChangeTx } from './catalog-store.js';
 import { checkName } from './names.js';

@@ -1,7 +1,14 @@
 // Reads the whole catalog into one Catalog message. Callers run it inside one transaction (a
 // REPEATABLE READ one, or a change transaction holding the meta row lock) so it is consistent.
-import { parseKeyType, type KeyTypeName } from '@tessera/keyspace';
-import { create, CatalogSchema, RangeSchema, type Catalog, type Range } from '@tessera/proto';
+import type { KeyTypeName } from '@tessera/keyspace';
+import {
+  create,
+  parseKeyType,
+  CatalogSchema,
+  RangeSchema,
+  type Catalog,
+  type Range,
+} from '@tessera/proto';
 import type pg from 'pg';
 import {
   haModeFromText,

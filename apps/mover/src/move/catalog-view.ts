@@ -1,7 +1,14 @@
 // What the move code reads from a catalog snapshot: nodes by name, a keyspace and its range,
 // the sharded tables of a keyspace, the ranges a node owns.
-import { keyTypeName, type HashRange, type KeyTypeName } from '@tessera/keyspace';
-import { NodeState, RangeState, TableKind, type Catalog, type Range } from '@tessera/proto';
+import type { HashRange, KeyTypeName } from '@tessera/keyspace';
+import {
+  NodeState,
+  RangeState,
+  TableKind,
+  keyTypeName,
+  type Catalog,
+  type Range,
+} from '@tessera/proto';
 import { JobFailed } from '../errors.js';
 import type { NodeAddr } from '../nodes/sessions.js';
 

@@ -1,10 +1,13 @@
 // Keeps the router's catalog current: registers with the coordinator, watches its catalog stream,
-// builds and validates a RoutingCatalog for each epoch, swaps it in whole, and acknowledges the
-// epoch. While the coordinator is away it keeps the last good catalog and reconnects with backoff.
+// builds and validates one snapshot per epoch, swaps it in whole (epochs.ts), and acknowledges
+// epoch E once no statement admitted under an older epoch still runs (or the drain deadline
+// passed). While the coordinator is away it keeps the last good catalog and reconnects with
+// backoff.
 import { CatalogService, RouterService, createClient, type Catalog } from '@tessera/proto';
 import type { Logger } from '@tessera/telemetry';
-import type { RoutingCatalog } from '../routing/catalog-view.js';
-import { buildRoutingCatalog } from './routing-catalog.js';
+import type { Snapshot } from '@tessera/keyspace';
+import { Epochs, type Epoch } from './epochs.js';
+import { snapshotOf } from './routing-catalog.js';
 
 export interface WatcherOptions {
   coordinator: string;
@@ -14,7 +17,11 @@ export interface WatcherOptions {
   token?: string | undefined;
   log: Logger;
   /** Called after each swap (pool retirement, metrics). */
-  onSwap?: (catalog: RoutingCatalog) => void;
+  onSwap?: (catalog: Snapshot) => void;
+  /** How long an acknowledgement waits for statements of older epochs (default 5000). */
+  drainTimeoutMs?: number;
+  /** The drain deadline of `epoch` passed with `running` older statements still running. */
+  onDrainDeadline?: (epoch: bigint, running: number) => void;
 }
 
 const BACKOFF_MIN_MS = 100;
@@ -22,8 +29,8 @@ const BACKOFF_MAX_MS = 5000;
 const HEARTBEAT_MS = 5000;
 
 export class CatalogWatcher {
-  /** The one reference routing reads: replaced whole, never changed in place. */
-  private current: RoutingCatalog | undefined;
+  /** The epochs served: the current one, replaced whole, and older ones still running. */
+  readonly epochs: Epochs;
   private readonly abort = new AbortController();
   private readonly catalogClient;
   private readonly routerClient;
@@ -41,10 +48,26 @@ export class CatalogWatcher {
       channel: this.catalogClient.grpcClient,
     });
     this.firstCatalog = new Promise((resolve) => (this.resolveFirst = resolve));
+    this.epochs = new Epochs({
+      drainTimeoutMs: opts.drainTimeoutMs ?? 5000,
+      ackable: () => void this.ack(),
+      deadlinePassed: (epoch, running) => {
+        opts.log.warn(
+          { epoch: String(epoch), running },
+          'acknowledging the epoch although statements admitted under an older one still run (drain deadline passed)',
+        );
+        opts.onDrainDeadline?.(epoch, running);
+      },
+    });
   }
 
-  get catalog(): RoutingCatalog | undefined {
-    return this.current;
+  get catalog(): Snapshot | undefined {
+    return this.epochs.current?.snapshot;
+  }
+
+  /** The current epoch: the snapshot statements are admitted under now. */
+  get epoch(): Epoch | undefined {
+    return this.epochs.current;
   }
 
   /** Resolves once a valid catalog is in use (or never, if none arrives). */
@@ -66,7 +89,7 @@ export class CatalogWatcher {
           { id: this.opts.routerId, address: this.opts.address },
           { signal: this.abort.signal },
         );
-        const after = this.current?.epoch ?? 0n;
+        const after = this.catalog?.epoch ?? 0n;
         for await (const catalog of this.catalogClient.watchCatalog(
           { afterEpoch: after },
           { signal: this.abort.signal },
@@ -89,10 +112,11 @@ export class CatalogWatcher {
   }
 
   private swap(catalog: Catalog): void {
-    if (this.current !== undefined && catalog.epoch <= this.current.epoch) return;
-    let next: RoutingCatalog;
+    const current = this.catalog;
+    if (current !== undefined && catalog.epoch <= current.epoch) return;
+    let next: Snapshot;
     try {
-      next = buildRoutingCatalog(catalog);
+      next = snapshotOf(catalog);
     } catch (e) {
       this.opts.log.error(
         { epoch: String(catalog.epoch), err: (e as Error).message },
@@ -100,21 +124,21 @@ export class CatalogWatcher {
       );
       return;
     }
-    this.current = next;
+    this.epochs.swap(next);
     this.opts.log.info(
       { epoch: String(next.epoch), nodes: next.nodes.length },
       'catalog swapped in',
     );
     this.opts.onSwap?.(next);
     this.resolveFirst();
-    void this.ack();
   }
 
+  /** Acknowledges the newest epoch that may be (also the heartbeat). */
   private async ack(): Promise<void> {
-    const c = this.current;
-    if (!c || this.stopped) return;
+    const epoch = this.epochs.ackable;
+    if (epoch === undefined || this.stopped) return;
     try {
-      await this.routerClient.ackEpoch({ routerId: this.opts.routerId, epoch: c.epoch });
+      await this.routerClient.ackEpoch({ routerId: this.opts.routerId, epoch });
     } catch (e) {
       this.opts.log.debug({ err: (e as Error).message }, 'epoch acknowledgement failed');
     }
@@ -122,6 +146,7 @@ export class CatalogWatcher {
 
   stop(): void {
     this.stopped = true;
+    this.epochs.close();
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.abort.abort();
     this.catalogClient.close();

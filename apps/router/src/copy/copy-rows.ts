@@ -32,10 +32,15 @@ export class CopyRowSplitter {
   private readonly nullBytes: Buffer;
   private wantHeader: boolean;
 
+  /**
+   * `columns`: the COPY's columns in order, so a row that ends before the key field is refused
+   * as Postgres refuses it (naming the first column it lacks).
+   */
   constructor(
     private readonly fmt: CopyTextFormat,
     private readonly keyIndex: number,
     private readonly onRow: (row: Buffer, key: string | null) => void,
+    private readonly columns: readonly string[] = [],
   ) {
     this.delim = fmt.delimiter.charCodeAt(0);
     this.quote = fmt.quote.charCodeAt(0);
@@ -129,7 +134,17 @@ export class CopyRowSplitter {
         start = i + 1;
       }
     }
-    throw new CopyDataError(`missing data for the key column (field ${this.keyIndex + 1})`);
+    throw this.missing(field);
+  }
+
+  /** A row with `fields` fields, fewer than the key needs. */
+  private missing(fields: number): CopyDataError {
+    const column = this.columns[fields];
+    return new CopyDataError(
+      column === undefined
+        ? `missing data for the key column (field ${this.keyIndex + 1})`
+        : `missing data for column "${column}"`,
+    );
   }
 
   private csvField(line: Buffer): string | null {
@@ -174,7 +189,7 @@ export class CopyRowSplitter {
       i++; // the delimiter
       if (i > line.length) break;
     }
-    throw new CopyDataError(`missing data for the key column (field ${this.keyIndex + 1})`);
+    throw this.missing(field);
   }
 }
 

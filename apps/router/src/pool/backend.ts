@@ -4,6 +4,7 @@
 import { connect, type Socket } from 'node:net';
 import {
   BackendCode,
+  TERMINATE,
   FrameReader,
   Writer,
   decodeBackendKeyData,
@@ -142,38 +143,13 @@ export class Backend {
         try {
           backend.reader.push(chunk);
           for (let f = backend.reader.next(); f; f = backend.reader.next()) {
-            switch (f.code) {
-              case BackendCode.Authentication: {
-                const reply = auth.answer(f.body);
-                if (reply !== undefined) socket.write(reply);
-                break;
-              }
-              case BackendCode.ParameterStatus: {
-                const p = decodeParameterStatus(f.body);
-                backend.params.set(p.name, p.value);
-                break;
-              }
-              case BackendCode.BackendKeyData: {
-                const k = decodeBackendKeyData(f.body);
-                backend.pid = k.pid;
-                backend.secret = k.secret;
-                break;
-              }
-              case BackendCode.ErrorResponse:
-                throw new BackendError(decodeErrorResponse(f.body));
-              case BackendCode.ReadyForQuery:
-                backend.status = decodeReadyForQuery(f.body);
-                if (settled) return;
-                settled = true;
-                clearTimeout(timer);
-                socket.removeAllListeners();
-                backend.listen();
-                resolve(backend);
-                return;
-              default:
-                // NoticeResponse, NegotiateProtocolVersion: nothing to do at login.
-                break;
-            }
+            if (!backend.loginFrame(f, auth, socket) || settled) continue;
+            settled = true;
+            clearTimeout(timer);
+            socket.removeAllListeners();
+            backend.listen();
+            resolve(backend);
+            return;
           }
         } catch (e) {
           fail(e as Error);
@@ -181,6 +157,36 @@ export class Backend {
       };
       backend.onChunk = onData;
     });
+  }
+
+  /** One frame of the login exchange; true at its ReadyForQuery. Throws the node's refusal. */
+  private loginFrame(f: Frame, auth: LoginAuth, socket: Socket): boolean {
+    switch (f.code) {
+      case BackendCode.Authentication: {
+        const reply = auth.answer(f.body);
+        if (reply !== undefined) socket.write(reply);
+        return false;
+      }
+      case BackendCode.ParameterStatus: {
+        const p = decodeParameterStatus(f.body);
+        this.params.set(p.name, p.value);
+        return false;
+      }
+      case BackendCode.BackendKeyData: {
+        const k = decodeBackendKeyData(f.body);
+        this.pid = k.pid;
+        this.secret = k.secret;
+        return false;
+      }
+      case BackendCode.ErrorResponse:
+        throw new BackendError(decodeErrorResponse(f.body));
+      case BackendCode.ReadyForQuery:
+        this.status = decodeReadyForQuery(f.body);
+        return true;
+      default:
+        // NoticeResponse, NegotiateProtocolVersion: nothing to do at login.
+        return false;
+    }
   }
 
   /** What the socket read (read-buffer.ts): login messages first, then listen()'s handler. */
@@ -348,7 +354,7 @@ export class Backend {
     if (this.dead) return;
     this.dead = true;
     this.sink = undefined;
-    this.socket.end(Buffer.from([0x58, 0, 0, 0, 4]));
+    this.socket.end(TERMINATE);
     this.socket.destroySoon();
   }
 

@@ -1,6 +1,6 @@
 // Every pool of the router, keyed by (node, address, database, user), created on first use. A
 // node whose address changes in the catalog gets fresh pools; the old ones drain and close.
-import type { RoutingCatalog } from '../routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend } from './backend.js';
 import { Pool } from './pool.js';
@@ -24,7 +24,7 @@ export class Pools {
     this.reaper.unref();
   }
 
-  pool(catalog: RoutingCatalog, node: string, database: string, user: string): Pool {
+  pool(catalog: Snapshot, node: string, database: string, user: string): Pool {
     const addr = catalog.address(node);
     if (!addr)
       throw new RouterError(SQLSTATE.connectionFailure, `node "${node}" is not in the catalog`);
@@ -49,7 +49,7 @@ export class Pools {
   }
 
   acquire(
-    catalog: RoutingCatalog,
+    catalog: Snapshot,
     node: string,
     database: string,
     user: string,
@@ -62,7 +62,7 @@ export class Pools {
   }
 
   /** Closes pools whose node is gone from the catalog or moved to another address. */
-  retire(catalog: RoutingCatalog): void {
+  retire(catalog: Snapshot): void {
     for (const [key, p] of this.pools) {
       const addr = catalog.address(p.target.node);
       if (!addr || addr.host !== p.target.host || addr.port !== p.target.port) {

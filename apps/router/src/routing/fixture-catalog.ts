@@ -1,74 +1,76 @@
 // A small catalog for routing tests: home + two data nodes, keyspace "tenants" (bigint, two
 // ranges split at 0), keyspace "users" (uuid, one range per data node), and tables of each kind.
-import {
-  CatalogSchema,
-  KeyType,
-  NodeRole,
-  NodeState,
-  RangeState,
-  TableKind,
-  create,
-} from '@tessera/proto';
-import { buildRoutingCatalog } from '../catalog/routing-catalog.js';
-import type { RoutingCatalog } from './catalog-view.js';
+// `frozen`: the tenants range [0, MAX] (owned by n2) is frozen; `failingOver`: that node is.
+import { buildSnapshot, type Snapshot } from '@tessera/keyspace';
 
 const MIN = -(2n ** 63n);
 const MAX = 2n ** 63n - 1n;
 
-export function fixtureCatalog(): RoutingCatalog {
-  return buildRoutingCatalog(
-    create(CatalogSchema, {
-      epoch: 7n,
-      clusterUid: 'test',
-      nodes: [
-        { name: 'home', host: '127.0.0.1', port: 1, role: NodeRole.HOME, state: NodeState.ACTIVE },
-        { name: 'n1', host: '127.0.0.1', port: 2, role: NodeRole.DATA, state: NodeState.ACTIVE },
-        { name: 'n2', host: '127.0.0.1', port: 3, role: NodeRole.DATA, state: NodeState.ACTIVE },
-      ],
-      keyspaces: [
-        { name: 'tenants', keyType: KeyType.BIGINT, seed: 0n },
-        { name: 'users', keyType: KeyType.UUID, seed: 42n },
-        { name: 'solo', keyType: KeyType.BIGINT, seed: 0n },
-      ],
-      ranges: [
-        { keyspace: 'tenants', lo: MIN, hi: -1n, owner: 'n1', state: RangeState.ACTIVE },
-        { keyspace: 'tenants', lo: 0n, hi: MAX, owner: 'n2', state: RangeState.ACTIVE },
-        { keyspace: 'users', lo: MIN, hi: -1n, owner: 'n1', state: RangeState.ACTIVE },
-        { keyspace: 'users', lo: 0n, hi: MAX, owner: 'n2', state: RangeState.ACTIVE },
-        { keyspace: 'solo', lo: MIN, hi: MAX, owner: 'n1', state: RangeState.ACTIVE },
-      ],
-      tables: [
-        {
-          schema: 'public',
-          name: 'orders',
-          kind: TableKind.SHARDED,
-          keyspace: 'tenants',
-          keyColumn: 'tenant_id',
-        },
-        {
-          schema: 'public',
-          name: 'items',
-          kind: TableKind.SHARDED,
-          keyspace: 'tenants',
-          keyColumn: 'tenant_id',
-        },
-        {
-          schema: 'public',
-          name: 'profiles',
-          kind: TableKind.SHARDED,
-          keyspace: 'users',
-          keyColumn: 'id',
-        },
-        {
-          schema: 'public',
-          name: 'logs',
-          kind: TableKind.SHARDED,
-          keyspace: 'solo',
-          keyColumn: 'id',
-        },
-        { schema: 'public', name: 'countries', kind: TableKind.REFERENCE },
-        { schema: 'public', name: 'settings', kind: TableKind.GLOBAL },
-      ],
-    }),
-  );
+export interface FixtureOptions {
+  epoch?: bigint;
+  frozen?: boolean;
+  failingOver?: string;
+}
+
+export function fixtureCatalog(opts: FixtureOptions = {}): Snapshot {
+  const failing = (name: string) => (opts.failingOver === name ? { failingOver: true } : {});
+  return buildSnapshot({
+    epoch: opts.epoch ?? 7n,
+    clusterUid: 'test',
+    nodes: [
+      { name: 'home', host: '127.0.0.1', port: 1, role: 'home', state: 'active' },
+      { name: 'n1', host: '127.0.0.1', port: 2, role: 'data', state: 'active', ...failing('n1') },
+      { name: 'n2', host: '127.0.0.1', port: 3, role: 'data', state: 'active', ...failing('n2') },
+    ],
+    keyspaces: [
+      { name: 'tenants', keyType: 'bigint', seed: 0n },
+      { name: 'users', keyType: 'uuid', seed: 42n },
+      { name: 'solo', keyType: 'bigint', seed: 0n },
+    ],
+    ranges: [
+      { keyspace: 'tenants', lo: MIN, hi: -1n, owner: 'n1', state: 'active' },
+      {
+        keyspace: 'tenants',
+        lo: 0n,
+        hi: MAX,
+        owner: 'n2',
+        state: opts.frozen === true ? 'frozen' : 'active',
+      },
+      { keyspace: 'users', lo: MIN, hi: -1n, owner: 'n1', state: 'active' },
+      { keyspace: 'users', lo: 0n, hi: MAX, owner: 'n2', state: 'active' },
+      { keyspace: 'solo', lo: MIN, hi: MAX, owner: 'n1', state: 'active' },
+    ],
+    tables: [
+      {
+        schema: 'public',
+        name: 'orders',
+        kind: 'sharded',
+        keyspace: 'tenants',
+        keyColumn: 'tenant_id',
+      },
+      {
+        schema: 'public',
+        name: 'items',
+        kind: 'sharded',
+        keyspace: 'tenants',
+        keyColumn: 'tenant_id',
+      },
+      {
+        schema: 'public',
+        name: 'profiles',
+        kind: 'sharded',
+        keyspace: 'users',
+        keyColumn: 'id',
+      },
+      {
+        schema: 'public',
+        name: 'logs',
+        kind: 'sharded',
+        keyspace: 'solo',
+        keyColumn: 'id',
+      },
+      { schema: 'public', name: 'countries', kind: 'reference' },
+      { schema: 'public', name: 'settings', kind: 'global' },
+    ],
+  });
 }

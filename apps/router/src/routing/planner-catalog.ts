@@ -1,7 +1,7 @@
 // The router's catalog snapshot seen through the multi-node planner's seam (PlannerCatalog of
 // @tessera/sql): table kinds, key columns and keyspaces, plus whether text orders bytewise.
 import type { PlannerCatalog, PlannerTable } from '@tessera/sql';
-import type { RoutingCatalog } from './catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import { lookupTable } from './tables.js';
 
 /** Collations under which text compares by its bytes, as the executor's merges compare it. */
@@ -17,7 +17,7 @@ export function isBytewiseCollation(datcollate: string, provider: string): boole
  * are global, exactly as routing resolves them (routing/tables.ts).
  */
 export function plannerCatalog(
-  catalog: RoutingCatalog,
+  catalog: Snapshot,
   textCollationIsBytewise: boolean,
 ): PlannerCatalog {
   return {

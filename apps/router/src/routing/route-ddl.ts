@@ -2,8 +2,9 @@
 // every node needs, runs on all nodes (a sharded table's CREATE TABLE adds each node's fence);
 // what touches only global tables stays on home.
 import type { DdlAnalysis, MaintenanceAnalysis } from '@tessera/sql';
-import { quoteQualified } from '@tessera/sql';
-import type { RoutingCatalog } from './catalog-view.js';
+import { quoteIdent, quoteQualified } from '@tessera/sql';
+import { fenceCheckSql } from '@tessera/keyspace';
+import type { Snapshot } from '@tessera/keyspace';
 import type { ParamSource } from './key-hash.js';
 import { route } from './route.js';
 import { home, refuse, type Route } from './route-types.js';
@@ -36,7 +37,7 @@ const EVERY_NODE_COMMANDS: ReadonlySet<string> = new Set([
 
 export function routeDdl(
   a: DdlAnalysis,
-  catalog: RoutingCatalog,
+  catalog: Snapshot,
   params: ParamSource | undefined,
 ): Route {
   const all = (after = new Map<string, string>()): Route => ({
@@ -61,7 +62,7 @@ export function routeDdl(
     }
     const after = new Map<string, string>();
     for (const node of catalog.nodes)
-      after.set(node, fenceStatement(view, catalog.fenceCheck(view, node)));
+      after.set(node, fenceStatement(view, fenceCheck(catalog, view, node)));
     return all(after);
   }
   if (
@@ -110,7 +111,7 @@ export function routeDdl(
   return home(catalog, false);
 }
 
-export function routeMaintenance(a: MaintenanceAnalysis, catalog: RoutingCatalog): Route {
+export function routeMaintenance(a: MaintenanceAnalysis, catalog: Snapshot): Route {
   if (a.tables.length === 0)
     return { kind: 'all', nodes: catalog.nodes, after: new Map(), why: 'maintenance' };
   const t = classify(a.tables, catalog);
@@ -121,6 +122,13 @@ export function routeMaintenance(a: MaintenanceAnalysis, catalog: RoutingCatalog
     );
   }
   return { kind: 'all', nodes: catalog.nodes, after: new Map(), why: 'maintenance' };
+}
+
+/** The body of the `tessera_owns` CHECK for `view` on `node` (`false` when it owns nothing). */
+function fenceCheck(catalog: Snapshot, view: ShardedView, node: string): string {
+  const ks = view.keyspace;
+  const owned = catalog.ownedRanges(node).get(ks.name) ?? [];
+  return fenceCheckSql(quoteIdent(view.keyColumn), ks.keyType, ks.seed, owned);
 }
 
 /** The fence a node gets on a sharded table, idempotent so CREATE TABLE IF NOT EXISTS can rerun it. */

@@ -2,7 +2,7 @@
 // the reads inside other statements): the node(s) the rows live on, judged by key pins and key
 // equalities of the WHERE clause (DESIGN.md section 3).
 import type { Analysis, KeyPin, WhereFacts } from '@tessera/sql';
-import type { RoutingCatalog } from './catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import { hashPinValues, type ParamSource } from './key-hash.js';
 import { home, refuse, single, type Route } from './route-types.js';
 import { classify, qualified, type ClassifiedTables, type ShardedView } from './tables.js';
@@ -24,7 +24,7 @@ type Verb = 'select' | 'read' | 'UPDATE' | 'DELETE' | 'LOCK';
 export function routeDml(
   a: Analysis,
   where: WhereFacts,
-  catalog: RoutingCatalog,
+  catalog: Snapshot,
   params: ParamSource | undefined,
   verb: Verb,
 ): Route {
@@ -206,7 +206,7 @@ function ownersOfPin(
 }
 
 /** No sharded table: reference tables anywhere (written: everywhere), global tables at home. */
-function routeUnsharded(a: Analysis, t: ClassifiedTables, catalog: RoutingCatalog): Route {
+function routeUnsharded(a: Analysis, t: ClassifiedTables, catalog: Snapshot): Route {
   const refWrite = t.writes.find((w) => w.view.kind === 'reference');
   if (refWrite) {
     if (t.global.length > 0) {

@@ -1,7 +1,7 @@
 // Routing of statements that bring rows in (INSERT, COPY FROM): the node each row's key value
 // belongs to, one node when they all agree, split by row owner otherwise.
 import type { CopyFromAnalysis, InsertAnalysis } from '@tessera/sql';
-import type { RoutingCatalog } from './catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import { hashPinValues, type ParamSource } from './key-hash.js';
 import { NO_WHERE, routeDml } from './route-dml.js';
 import { home, refuse, single, type Route } from './route-types.js';
@@ -9,7 +9,7 @@ import { classify, lookupTable, qualified } from './tables.js';
 
 export function routeInsert(
   a: InsertAnalysis,
-  catalog: RoutingCatalog,
+  catalog: Snapshot,
   params: ParamSource | undefined,
 ): Route {
   // Classified once per statement and catalog (tables.ts): the target is among its writes.
@@ -86,7 +86,7 @@ export function routeInsert(
 }
 
 /** COPY FROM: STDIN into one node, every node (a reference table), or split by row owner; a server file on home. */
-export function routeCopyFrom(a: CopyFromAnalysis, catalog: RoutingCatalog): Route {
+export function routeCopyFrom(a: CopyFromAnalysis, catalog: Snapshot): Route {
   const view = lookupTable(
     catalog,
     a.tables[a.targetIndex]?.schema,

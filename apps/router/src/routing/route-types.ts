@@ -1,7 +1,7 @@
 // What routing decides for one statement: plain data (STYLE.md principle 3), executed by the
 // session, and the shorthands the routing rules build it with. Labels match the `route` label of
 // tessera_router_statements_total.
-import type { KeyspaceView, RoutingCatalog } from './catalog-view.js';
+import type { KeyspaceView, Snapshot } from '@tessera/keyspace';
 
 /** Why a statement goes to one node; `flexible` = any node answers alike (prefer one already held). */
 export interface NodeRoute {
@@ -43,7 +43,7 @@ export type CopyRoute =
 
 /**
  * A SELECT whose rows live on several nodes: planned (libs/sql planRead) and merged at the router
- * (session/scatter.ts). `nodes`: every owner of the keyspace, or only those an IN list pins.
+ * (scatter/scatter.ts). `nodes`: every owner of the keyspace, or only those an IN list pins.
  */
 export interface ScatterRoute {
   readonly kind: 'scatter';
@@ -86,7 +86,7 @@ export function refuse(message: string): Route {
 }
 
 /** The home node: global tables, and (`flexible`) statements any node answers alike. */
-export function home(catalog: RoutingCatalog, flexible: boolean): NodeRoute {
+export function home(catalog: Snapshot, flexible: boolean): NodeRoute {
   return { kind: 'node', node: catalog.home, label: 'home', flexible };
 }
 

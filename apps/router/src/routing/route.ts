@@ -3,7 +3,7 @@
 // This file dispatches on the statement kind; the rules of each kind live beside it: rows that
 // exist (route-dml.ts), rows that arrive (route-insert.ts), objects and maintenance (route-ddl.ts).
 import type { Analysis } from '@tessera/sql';
-import type { RoutingCatalog } from './catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import type { ParamSource } from './key-hash.js';
 import { home, refuse, type Route } from './route-types.js';
 import { NO_WHERE, routeDml } from './route-dml.js';
@@ -11,11 +11,7 @@ import { routeCopyFrom, routeInsert } from './route-insert.js';
 import { routeDdl, routeMaintenance } from './route-ddl.js';
 import { classify, qualified } from './tables.js';
 
-export function route(
-  a: Analysis,
-  catalog: RoutingCatalog,
-  params: ParamSource | undefined,
-): Route {
+export function route(a: Analysis, catalog: Snapshot, params: ParamSource | undefined): Route {
   switch (a.kind) {
     case 'select':
       return routeDml(a, a.where, catalog, params, 'select');

@@ -1,7 +1,7 @@
 // Sorting a statement's table references by what the catalog says they are, the first step of
 // every routing decision.
 import type { TableRef } from '@tessera/sql';
-import type { RoutingCatalog, TableView } from './catalog-view.js';
+import type { Snapshot, TableView } from '@tessera/keyspace';
 
 export type ShardedView = TableView & { kind: 'sharded' };
 
@@ -23,7 +23,7 @@ export interface ClassifiedTables {
 export const DEFAULT_SCHEMA = 'public';
 
 export function lookupTable(
-  catalog: RoutingCatalog,
+  catalog: Snapshot,
   schema: string | undefined,
   name: string,
 ): TableView {
@@ -35,11 +35,11 @@ export function lookupTable(
 // object) and catalog snapshot: a statement run again is not classified again.
 const classified = new WeakMap<
   readonly TableRef[],
-  { catalog: RoutingCatalog; tables: ClassifiedTables }
+  { catalog: Snapshot; tables: ClassifiedTables }
 >();
 
 /** The statement's table references sorted by kind; the result must not be changed. */
-export function classify(refs: readonly TableRef[], catalog: RoutingCatalog): ClassifiedTables {
+export function classify(refs: readonly TableRef[], catalog: Snapshot): ClassifiedTables {
   const hit = classified.get(refs);
   if (hit !== undefined && hit.catalog === catalog) return hit.tables;
   const tables = classifyNow(refs, catalog);
@@ -47,7 +47,7 @@ export function classify(refs: readonly TableRef[], catalog: RoutingCatalog): Cl
   return tables;
 }
 
-function classifyNow(refs: readonly TableRef[], catalog: RoutingCatalog): ClassifiedTables {
+function classifyNow(refs: readonly TableRef[], catalog: Snapshot): ClassifiedTables {
   const sharded: (ResolvedRef & { view: ShardedView })[] = [];
   const reference: ResolvedRef[] = [];
   const global: ResolvedRef[] = [];

@@ -5,6 +5,7 @@
 // 28P01. A successful exchange also yields the client's ClientKey, which logs the router in to
 // nodes as the same role (pool/scram-pass-through.ts) without ever knowing the password.
 import {
+  FrontendCode,
   SCRAM_SHA_256,
   ScramError,
   ScramServer,
@@ -20,10 +21,6 @@ import { RouterError, SQLSTATE } from '../errors.js';
 import { recoverClientKey, type ScramPassThrough } from '../pool/scram-pass-through.js';
 import type { Session } from './session.js';
 import type { RoleSecrets } from './auth-verifiers.js';
-
-/** PasswordMessage, which carries SASLInitialResponse and SASLResponse. */
-const PASSWORD_MESSAGE = 0x70;
-const TERMINATE = 0x58;
 
 /**
  * Runs the exchange for `s.user`. Resolves with the client's pass-through credential once the
@@ -73,8 +70,9 @@ async function readPasswordMessage(s: Session, expected: string): Promise<Buffer
   for (;;) {
     const f = s.input.reader.next();
     if (f !== undefined) {
-      if (f.code === TERMINATE) return undefined;
-      if (f.code !== PASSWORD_MESSAGE)
+      if (f.code === FrontendCode.Terminate) return undefined;
+      // PasswordMessage carries SASLInitialResponse and SASLResponse.
+      if (f.code !== FrontendCode.PasswordMessage)
         throw protocolViolation(
           `expected ${expected} (message type 'p'), got message type ${f.code}`,
         );

@@ -18,7 +18,7 @@ import {
 import { RouterError, SQLSTATE } from '../errors.js';
 import { BackendError, type Backend } from '../pool/backend.js';
 import { Pool } from '../pool/pool.js';
-import type { RoutingCatalog } from '../routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 
 /** What the router knows about a role when a client asks to log in as it. */
 export interface RoleSecret {
@@ -74,7 +74,7 @@ export class VerifierSource implements RoleSecrets {
 
   constructor(
     private readonly opts: VerifierSourceOptions,
-    private readonly catalog: () => RoutingCatalog | undefined,
+    private readonly catalog: () => Snapshot | undefined,
   ) {}
 
   async lookup(role: string): Promise<RoleSecret> {

@@ -3,7 +3,7 @@
 // over its mark; before login, nothing beyond what the handshake can use is buffered.
 import { FrameReader, WholeFrame } from '@tessera/pg-wire';
 import { errorFields, errorFrame } from './errors-wire.js';
-import type { Session } from './session.js';
+import type { Socket } from 'node:net';
 
 /** One client message, whole (`raw`) with its body as a view of it (FrameReader.nextWhole). */
 export type InMsg = WholeFrame;
@@ -15,6 +15,13 @@ const MAX_PRE_LOGIN_FRAME = 64 * 1024;
 const PRE_LOGIN_BUFFER_BYTES = 10_000 + MAX_PRE_LOGIN_FRAME + 5;
 const MAX_FRAME = 1 << 30;
 
+/** What the read side needs of its session. */
+export interface ClientInHost {
+  readonly socket: Socket;
+  readonly closed: boolean;
+  fatal(e: unknown): void;
+}
+
 export class ClientIn {
   readonly reader = new FrameReader({ maxFrameLength: MAX_PRE_LOGIN_FRAME });
   private inbox: InMsg[] = [];
@@ -24,7 +31,7 @@ export class ClientIn {
   private startupPhase = true;
 
   /** Reads for `s`, through whichever socket it has now (s.socket changes at the TLS upgrade). */
-  constructor(private readonly s: Session) {}
+  constructor(private readonly s: ClientInHost) {}
 
   /** Whether a message is waiting (takeMessage() then needs no event-loop turn). */
   get hasMessage(): boolean {

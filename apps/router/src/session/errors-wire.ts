@@ -7,11 +7,15 @@ import {
   writeNoticeResponse,
   type NoticeFields,
 } from '@tessera/pg-wire';
-import { SqlError } from '@tessera/sql';
-import { KeyValueError } from '@tessera/pg-hash';
 import { BackendError } from '../pool/backend.js';
-import { RouterError, SQLSTATE } from '../errors.js';
+import { RouterError, SQLSTATE, sqlstateOf } from '../errors.js';
 
+/**
+ * The ErrorResponse fields of anything thrown. A node's own error keeps all its fields; any error
+ * carrying a SQLSTATE (RouterError, the parser's, a key's, COPY data's, the merge's, 2PC's)
+ * becomes an ERROR with that code and its message; anything else is XX000, `internal`, and the
+ * caller logs it with its stack.
+ */
 export function errorFields(e: unknown): {
   fields: NoticeFields;
   fatal: boolean;
@@ -30,17 +34,13 @@ export function errorFields(e: unknown): {
       fatal: true,
       internal: false,
     };
-  if (e instanceof SqlError) {
-    const fields: NoticeFields = { severity: 'ERROR', code: e.sqlstate, message: e.message };
-    if (e.position !== undefined) fields.position = String(e.position);
+  const code = sqlstateOf(e);
+  if (code !== SQLSTATE.internalError && e instanceof Error) {
+    const fields: NoticeFields = { severity: 'ERROR', code, message: e.message };
+    const position = (e as { position?: unknown }).position;
+    if (typeof position === 'number') fields.position = String(position);
     return { fields, fatal: false, internal: false };
   }
-  if (e instanceof KeyValueError)
-    return {
-      fields: { severity: 'ERROR', code: e.sqlstate, message: e.message },
-      fatal: false,
-      internal: false,
-    };
   return {
     fields: {
       severity: 'ERROR',

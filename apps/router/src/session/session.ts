@@ -1,10 +1,9 @@
-// One client connection: runs the startup handshake, then handles one message at a time from its
-// inbox (client-in.ts): simple queries, extended-protocol batches, COPY, against the backends it
-// holds (engage.ts, run.ts). Transaction state lives here; what each statement does is decided by
-// routing/route.ts.
+// One client connection's state: its socket, settings, prepared statements, the transaction
+// (txn/machine.ts), the backends it holds and the portals the router runs for it. What reads
+// the client's messages and dispatches them is connection.ts; what runs statements is protocol/
+// and execute/, which take this object. The errors edge (errors-wire.ts) is here: sendError.
 import type { Socket } from 'node:net';
 import {
-  ProtocolError,
   READY_FOR_QUERY_FAILED,
   READY_FOR_QUERY_IDLE,
   READY_FOR_QUERY_IN_TRANSACTION,
@@ -13,24 +12,21 @@ import {
 import type { Backend } from '../pool/backend.js';
 import type { ScramPassThrough } from '../pool/scram-pass-through.js';
 import type { Pool } from '../pool/pool.js';
-import type { RoutingCatalog } from '../routing/catalog-view.js';
+import type { Snapshot } from '@tessera/keyspace';
 import type { RouterServices } from '../services.js';
+import type { Epoch } from '../catalog/epochs.js';
 import { RouterError, SQLSTATE, sqlstateOf } from '../errors.js';
 import type { Cancellable } from '../cancel.js';
-import { ClientIn, type InMsg } from './client-in.js';
+import type { StatementRecord } from '../statement/prepared.js';
+import type { RouterPortal } from '../statement/portal.js';
+import { TxnMachine, type PartStatus } from '../txn/machine.js';
+import { ClientIn } from './client-in.js';
 import { ClientOut } from './client-out.js';
 import { errorFields, errorFrame } from './errors-wire.js';
 import { SessionSettings } from './settings.js';
-import { preparedRun, type StatementRecord } from './statements.js';
-import { runStartup } from './startup.js';
-import { handleQuery } from './simple-query.js';
-import { handleBatch } from './extended.js';
-import { runPipelined } from './pipelined.js';
-import { beginHere, runHeld } from './held.js';
-import type { OpenTxn } from './txn.js';
-import type { ExchangeHooks } from './exchange.js';
+import type { ExchangeHooks } from '../execute/exchange.js';
 
-interface Held {
+export interface HeldBackend {
   readonly backend: Backend;
   readonly pool: Pool;
 }
@@ -53,33 +49,34 @@ export class Session implements Cancellable {
   user = '';
   readonly settings = new SessionSettings();
   readonly statements = new Map<string, StatementRecord>();
-
-  /** Client-visible transaction status while no backend holds the transaction. */
-  localStatus: TransactionStatus = 'I';
-  /** BEGIN (and SAVEPOINT, SET LOCAL ...) waiting for the statement that picks the node. */
-  prelude: string[] = [];
-  /** The open transaction once a backend holds it: its nodes and replay log (txn.ts). */
-  txn: OpenTxn | undefined;
-  /** The node the open transaction started on (statements any node answers go there). */
-  get txnNode(): string | undefined {
-    return this.txn?.first;
-  }
-  /** Settings when the transaction began, restored if it rolls back. */
-  settingsAtBegin: Map<string, string> | undefined;
-  /** An extended-protocol cycle dispatched at a Flush keeps its backend until the Sync. */
-  cycleOpen = false;
-  /** The node of the open cycle. */
-  cycleNode: string | undefined;
+  /** Portals the router runs itself, by name (statement/portal.ts). */
+  readonly portals = new Map<string, RouterPortal>();
+  /** The transaction: deferred BEGIN, its nodes, replay log, savepoints (txn/machine.ts). */
+  readonly txn = new TxnMachine<Map<string, string>>();
+  /** The settings now, for the transaction to restore if it rolls back. */
+  readonly saveSettings = (): Map<string, string> => this.settings.save();
+  /** Backends this session holds, by node (a transaction, session pooling, an open cycle). */
+  readonly held = new Map<string, HeldBackend>();
+  /**
+   * Nodes whose held backend has state that cannot move (a temporary table): kept until DISCARD
+   * TEMP or ALL, closed rather than pooled when the client leaves.
+   */
+  readonly pinned = new Set<string>();
+  /** An extended-protocol cycle dispatched at a Flush keeps its node's backend until the Sync. */
+  cycle: string | undefined;
+  /** Epochs of the statements the open cycle sent, left at its Sync. */
+  cycleEpochs: Epoch[] = [];
   /** After an error the router raised in an extended batch: drop messages until Sync. */
   skipUntilSync = false;
-  readonly held = new Map<string, Held>();
-  /** What every exchange of this session reports to (run.ts), made on first use. */
+  /** What every exchange of this session reports to (execute/run.ts), made on first use. */
   exchangeHooks: ExchangeHooks | undefined;
-  /** Backends an exchange runs on now (run.ts): where a CancelRequest goes. */
+  /** Backends an exchange runs on now (execute/run.ts): where a CancelRequest goes. */
   readonly running: Backend[] = [];
-  /** Pools by node, remembered per catalog snapshot (engage.ts poolFor). */
-  poolsCatalog: RoutingCatalog | undefined;
+  /** Pools by node, remembered per catalog snapshot (execute/backends.ts poolFor). */
+  poolsCatalog: Snapshot | undefined;
   readonly poolsByNode = new Map<string, Pool>();
+  /** Set while a statement is held for a later epoch: a CancelRequest ends the wait. */
+  cancelWait: (() => void) | undefined;
 
   closed = false;
   /** Set when the connection is over --max-clients: answered after its startup packet. */
@@ -119,149 +116,19 @@ export class Session implements Cancellable {
     this.listen(secure);
   }
 
-  /** Logs the client in, then serve() takes over; never rejects. */
-  async run(): Promise<void> {
-    const loginTimer = setTimeout(() => {
-      this.fatal(new RouterError('08006', 'the client did not log in in time', 'FATAL'));
-    }, this.services.config.loginTimeoutMs);
-    try {
-      const ok = await runStartup(this).finally(() => clearTimeout(loginTimer));
-      if (!ok) return this.close();
-    } catch (e) {
-      this.fatal(e);
-      return this.close();
-    }
-    // From now on the inbox calls serve() as messages come.
-    this.input.loggedIn(this.serve);
-  }
-
-  /** A message's handling is under way (serve() runs, or waits for a message's promise). */
-  private serving = false;
-
-  /**
-   * Handles the inbox's messages in order, each to its end: those answered at once in this turn,
-   * and after one that has to wait (a backend, the pool), on from when it is done. No promise and
-   * no event-loop turn between messages that need none, or between a read and its handling.
-   */
-  private readonly serve = (): void => {
-    if (this.serving) return;
-    this.serving = true;
-    const input = this.input;
-    try {
-      while (!this.closed && input.hasMessage) {
-        const pending = this.handle(input.takeMessage());
-        if (pending !== undefined) {
-          pending.then(this.served, this.failed);
-          return;
-        }
-      }
-    } catch (e) {
-      return this.failed(e);
-    }
-    this.serving = false;
-  };
-
-  private readonly served = (): void => {
-    this.serving = false;
-    this.serve();
-  };
-
-  private readonly failed = (e: unknown): void => {
-    this.serving = false;
-    this.fatal(e);
-    this.close();
-  };
-
-  // ---- dispatch ----
-
-  private batch: InMsg[] = [];
-
-  /** Handles one message; a promise only when it has to wait (a backend, the pool). */
-  private handle(m: InMsg): Promise<void> | undefined {
-    if (m.code === -1) {
-      this.out.push(m.raw);
-      this.out.flush();
-      this.close();
-      return;
-    }
-    if (this.skipUntilSync && m.code !== 0x53) return;
-    switch (m.code) {
-      case 0x51: // Query
-        return handleQuery(this, m);
-      case 0x50: // Parse
-      case 0x42: // Bind
-      case 0x44: // Describe
-      case 0x45: // Execute
-      case 0x43: // Close
-        this.batch.push(m);
-        return;
-      case 0x48: // Flush
-      case 0x53: {
-        // Sync
-        this.batch.push(m);
-        const batch = this.batch;
-        this.batch = [];
-        if (this.skipUntilSync) {
-          this.skipUntilSync = false;
-          if (this.cycleOpen) {
-            // The backend of the open cycle skips to this Sync too: let it answer.
-            return handleBatch(this, [m]);
-          }
-          this.out.push(this.readyFrame());
-          this.out.flush();
-          return;
-        }
-        // The shape drivers send most goes lean paths (pipelined.ts, held.ts) when it qualifies.
-        const run = preparedRun(this.statements, batch);
-        if (run !== undefined) {
-          const lean = runPipelined(this, batch, run);
-          if (lean !== undefined) return lean;
-          if (beginHere(this, batch, run)) return;
-          const held = runHeld(this, batch, run);
-          if (held !== undefined) return held;
-        }
-        return handleBatch(this, batch);
-      }
-      case 0x64: // CopyData, CopyDone, CopyFail outside COPY: dropped, as Postgres does.
-      case 0x63:
-      case 0x66:
-        return;
-      case 0x58: // Terminate
-        this.close();
-        return;
-      case 0x46: // FunctionCall
-        this.sendError(
-          new RouterError(
-            SQLSTATE.featureNotSupported,
-            'the function call protocol message is not supported by the router',
-          ),
-        );
-        this.out.push(this.readyFrame());
-        this.out.flush();
-        return;
-      default:
-        this.fatal(new ProtocolError(`invalid frontend message type ${m.code}`));
-        return;
-    }
-  }
-
   // ---- transaction state ----
 
   /** The status the client should see in ReadyForQuery. */
   status(): TransactionStatus {
-    const txn = this.txn;
-    if (txn === undefined) return this.localStatus;
-    // Failed on one node = failed for the client, as one Postgres would be.
-    if (txn.broken) return 'E';
-    let idle = true;
-    for (const node of txn.nodes.keys()) {
-      const b = this.held.get(node)?.backend;
-      if (b === undefined) continue;
-      if (b.status === 'E' || b.dead) return 'E';
-      if (b.status !== 'I') idle = false;
-    }
-    return idle ? 'I' : 'T';
+    return this.txn.status(this.partStatus);
   }
+
+  /** What the backend holding `node`'s part last reported. */
+  private readonly partStatus = (node: string): PartStatus | undefined => {
+    const b = this.held.get(node)?.backend;
+    if (b === undefined) return undefined;
+    return b.dead ? 'lost' : b.status;
+  };
 
   readyFrame(): Buffer {
     switch (this.status()) {
@@ -279,18 +146,23 @@ export class Session implements Cancellable {
     return this.status() !== 'I';
   }
 
-  catalog(): RoutingCatalog {
-    const c = this.services.catalog();
-    if (!c)
+  /** The current epoch: what a statement is admitted under now. */
+  epoch(): Epoch {
+    const e = this.services.epoch();
+    if (!e)
       throw new RouterError(
         SQLSTATE.cannotConnectNow,
         'the router has no valid catalog yet; retry shortly',
       );
-    return c;
+    return e;
   }
 
   // ---- errors and the end ----
 
+  /**
+   * The error edge: anything thrown becomes one ErrorResponse with its SQLSTATE; what carries
+   * none is XX000 and logged with its stack.
+   */
   sendError(e: unknown): void {
     const { fields, fatal, internal } = errorFields(e);
     if (internal)
@@ -319,16 +191,26 @@ export class Session implements Cancellable {
     yield* this.running;
   }
 
+  /** A CancelRequest for this client: a held statement stops waiting (the backends are cancelled by the registry). */
+  cancelWaiting(): void {
+    this.cancelWait?.();
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.input.notify();
+    this.cancelWait?.();
     for (const [node, h] of this.held) {
       this.held.delete(node);
-      // A backend mid-statement or mid-transaction is not reusable; the pool closes those.
-      if (this.running.includes(h.backend)) h.backend.destroy('client went away');
+      // A backend mid-statement or mid-transaction is not reusable; the pool closes those. One
+      // with a temporary table must not serve anyone else either.
+      if (this.running.includes(h.backend) || this.pinned.has(node))
+        h.backend.destroy('client went away');
       h.pool.release(h.backend);
     }
+    this.pinned.clear();
+    for (const e of this.cycleEpochs.splice(0)) e.leave();
     const socket = this.socket;
     socket.end();
     socket.destroySoon();

@@ -74,9 +74,20 @@ export class SessionSettings {
 
   /** SQL bringing a backend whose settings are `backendKey` to this session's, or undefined. */
   replayFor(backendKey: string): string | undefined {
-    const key = this.key();
-    if (backendKey === key) return undefined;
-    return key === '' ? RESET_SCRIPT : `${RESET_SCRIPT}; ${key}`;
+    return replayScript(backendKey, this.key());
+  }
+
+  /**
+   * SQL bringing a backend whose settings are `backendKey` to `saved` (settings the session had
+   * earlier: a transaction's at BEGIN, whose own SETs its replay then runs inside it).
+   */
+  replayForSaved(backendKey: string, saved: ReadonlyMap<string, string>): string | undefined {
+    return replayScript(backendKey, this.keyOf(saved));
+  }
+
+  /** The key of settings saved earlier (save()). */
+  keyOf(saved: ReadonlyMap<string, string>): string {
+    return [...saved.values()].join('; ');
   }
 
   save(): Map<string, string> {
@@ -87,6 +98,11 @@ export class SessionSettings {
     this.entries = saved;
     this.script = undefined;
   }
+}
+
+function replayScript(backendKey: string, key: string): string | undefined {
+  if (backendKey === key) return undefined;
+  return key === '' ? RESET_SCRIPT : `${RESET_SCRIPT}; ${key}`;
 }
 
 function setStatement(name: string, value: string): string {

@@ -32,11 +32,65 @@ const CLIENT_REPORTED = [
 
 /** True when the client is logged in and ready; false when the connection should close. */
 export async function runStartup(s: Session): Promise<boolean> {
-  let startup: StartupMessage | undefined;
-  while (startup === undefined) {
+  const startup = await startupPacket(s);
+  if (startup === undefined) return false;
+  if (s.refusal) throw s.refusal;
+  if (s.services.config.tlsRequired && !s.encrypted) {
+    throw new RouterError(
+      SQLSTATE.invalidAuthorization,
+      'the router accepts only TLS connections; connect with sslmode=require',
+      'FATAL',
+    );
+  }
+  const user = startup.params.get('user');
+  if (user === undefined || user === '') {
+    throw new RouterError(
+      SQLSTATE.invalidAuthorization,
+      'no PostgreSQL user name specified in startup packet',
+      'FATAL',
+    );
+  }
+  s.user = user;
+  s.database = startup.params.get('database') || user;
+  s.settings.fromStartup(startup.params);
+  const w = new Writer(512);
+  const unknownOptions = [...startup.params.keys()].filter((k) => k.startsWith('_pq_.'));
+  if (startup.minor > 0 || unknownOptions.length > 0)
+    writeNegotiateProtocolVersion(w, 196608, unknownOptions);
+  if (s.services.config.auth === 'scram') {
+    if (!s.services.roleSecrets) throw new Error('--auth scram without a verifier source');
+    s.socket.write(w.flush());
+    const credential = await authenticateScram(s, s.services.roleSecrets);
+    if (!credential) return false;
+    s.passThrough = credential;
+  }
+  const serverParams = await homeParams(s);
+  if (serverParams === undefined) return false;
+  writeAuthenticationOk(w);
+  for (const name of CLIENT_REPORTED) {
+    const v = startup.params.get(name) ?? startup.params.get(name.toLowerCase());
+    if (v !== undefined && serverParams.has(name)) serverParams.set(name, v);
+  }
+  for (const [name, value] of serverParams) writeParameterStatus(w, name, value);
+  const key = s.services.cancels.mintKey();
+  s.pid = key.pid;
+  s.secret = key.secret;
+  s.services.cancels.register(key.pid, s);
+  writeBackendKeyData(w, key.pid, key.secret);
+  w.bytes(READY_FOR_QUERY_IDLE);
+  s.socket.write(w.flush());
+  return true;
+}
+
+/**
+ * The startup packet, after any SSLRequest (TLS from then on) or GSSENCRequest; undefined when the
+ * connection closed or was a CancelRequest (forwarded).
+ */
+async function startupPacket(s: Session): Promise<StartupMessage | undefined> {
+  for (;;) {
     const body = s.input.reader.readStartup();
     if (body === undefined) {
-      if (s.closed) return false;
+      if (s.closed) return undefined;
       await s.input.waitData();
       continue;
     }
@@ -63,43 +117,19 @@ export async function runStartup(s: Session): Promise<boolean> {
         continue;
       case 'cancel':
         s.services.cancels.cancel(packet.pid, packet.secret);
-        return false;
+        return undefined;
       case 'startup':
-        startup = packet;
-        break;
+        return packet;
     }
   }
-  if (s.refusal) throw s.refusal;
-  if (s.services.config.tlsRequired && !s.encrypted) {
-    throw new RouterError(
-      SQLSTATE.invalidAuthorization,
-      'the router accepts only TLS connections; connect with sslmode=require',
-      'FATAL',
-    );
-  }
-  const user = startup.params.get('user');
-  if (user === undefined || user === '') {
-    throw new RouterError(
-      SQLSTATE.invalidAuthorization,
-      'no PostgreSQL user name specified in startup packet',
-      'FATAL',
-    );
-  }
-  s.user = user;
-  s.database = startup.params.get('database') || user;
-  s.settings.fromStartup(startup.params);
-  const w = new Writer(512);
-  const unknownOptions = [...startup.params.keys()].filter((k) => k.startsWith('_pq_.'));
-  if (startup.minor > 0 || unknownOptions.length > 0)
-    writeNegotiateProtocolVersion(w, 196608, unknownOptions);
+}
 
-  if (s.services.config.auth === 'scram') {
-    if (!s.services.roleSecrets) throw new Error('--auth scram without a verifier source');
-    s.socket.write(w.flush());
-    const credential = await authenticateScram(s, s.services.roleSecrets);
-    if (!credential) return false;
-    s.passThrough = credential;
-  }
+/**
+ * Logs in on the home node as the client's role: the node itself says whether the role and
+ * database exist, and its ParameterStatus values are what the client should see. Undefined (the
+ * client told, FATAL) when it refuses.
+ */
+async function homeParams(s: Session): Promise<Map<string, string> | undefined> {
   const catalog = s.services.catalog();
   if (!catalog)
     throw new RouterError(
@@ -107,36 +137,19 @@ export async function runStartup(s: Session): Promise<boolean> {
       'the router has no valid catalog yet; retry shortly',
       'FATAL',
     );
-
-  // Log in on the home node as the client's role: the node itself says whether the role and
-  // database exist, and its ParameterStatus values are what the client should see.
-  let serverParams: Map<string, string>;
   try {
     const pool = s.services.pools.pool(catalog, catalog.home, s.database, s.user);
     const b = await pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough);
-    serverParams = new Map(b.params);
+    const params = new Map(b.params);
     pool.release(b);
+    return params;
   } catch (e) {
     const { fields } = errorFields(e);
     s.services.metrics.error(fields.code);
     s.out.push(errorFrame({ ...fields, severity: 'FATAL' }));
     s.out.flush();
-    return false;
+    return undefined;
   }
-  writeAuthenticationOk(w);
-  for (const name of CLIENT_REPORTED) {
-    const v = startup.params.get(name) ?? startup.params.get(name.toLowerCase());
-    if (v !== undefined && serverParams.has(name)) serverParams.set(name, v);
-  }
-  for (const [name, value] of serverParams) writeParameterStatus(w, name, value);
-  const key = s.services.cancels.mintKey();
-  s.pid = key.pid;
-  s.secret = key.secret;
-  s.services.cancels.register(key.pid, s);
-  writeBackendKeyData(w, key.pid, key.secret);
-  w.bytes(READY_FOR_QUERY_IDLE);
-  s.socket.write(w.flush());
-  return true;
 }
 
 function protocolViolation(message: string): RouterError {

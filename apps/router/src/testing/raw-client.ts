@@ -2,6 +2,7 @@
 // router answers, see whether it closed the connection.
 import { connect, type Socket } from 'node:net';
 import {
+  BackendCode,
   FrameReader,
   Writer,
   decodeErrorResponse,
@@ -41,7 +42,7 @@ export class RawClient {
   static async login(port: number): Promise<RawClient> {
     const c = await RawClient.open(port);
     c.send(writeStartupMessage(new Writer(), { user: 'postgres', database: 'postgres' }).flush());
-    await c.until((f) => f.code === 0x5a);
+    await c.until((f) => f.code === BackendCode.ReadyForQuery);
     return c;
   }
 
@@ -84,7 +85,9 @@ export class RawClient {
   }
 
   errors(): string[] {
-    return this.frames.filter((f) => f.code === 0x45).map((f) => decodeErrorResponse(f.body).code);
+    return this.frames
+      .filter((f) => f.code === BackendCode.ErrorResponse)
+      .map((f) => decodeErrorResponse(f.body).code);
   }
 
   end(): void {

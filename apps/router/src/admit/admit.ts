@@ -1,0 +1,73 @@
+// admit(statement, epoch, txn) -> Decision: the one place a statement meets a catalog snapshot,
+// read once, and the only caller of route(). Session commands are planned by commands/plan.ts;
+// everything else is routed, then refused, held (hold.ts) or let through with the snapshot it
+// was routed by. Pure: no I/O, no session object, unit-tested on fixture snapshots.
+import type { TransactionStatus } from '@tessera/pg-wire';
+import type { Analysis } from '@tessera/sql';
+import {
+  endsFailedTransaction,
+  inFailedTransaction,
+  isSessionCommand,
+  planCommand,
+} from '../commands/plan.js';
+import { unsupported } from '../errors.js';
+import { route } from '../routing/route.js';
+import type { Statement } from '../statement/statement.js';
+import type { TxnPhase } from '../txn/machine.js';
+import type { Admission, Decision } from './decision.js';
+import { holdReason, type HoldTxn } from './hold.js';
+
+/** What admit reads of the session's transaction. */
+export interface AdmitTxn extends HoldTxn {
+  readonly phase: TxnPhase;
+  /** The status the client sees (E: failed). */
+  readonly status: TransactionStatus;
+  /** Transaction pooling: LISTEN cannot keep its backend. */
+  readonly transactionPooling: boolean;
+}
+
+export function admit<E extends Admission>(stmt: Statement, epoch: E, txn: AdmitTxn): Decision<E> {
+  const a = stmt.analysis;
+  const snapshot = epoch.snapshot;
+  let effect;
+  if (isSessionCommand(a)) {
+    const plan = planCommand(a, txn.phase, txn.status);
+    if (plan.kind === 'local') return { kind: 'local', command: a };
+    if (plan.kind === 'refused') return { kind: 'refused', error: plan.error };
+    effect = plan.effect;
+  } else {
+    const refusal = refusedBeforeRouting<E>(a, txn);
+    if (refusal !== undefined) return refusal;
+  }
+  const r = route(a, snapshot, stmt.params);
+  if (r.kind === 'refuse')
+    return { kind: 'refused', error: unsupported(r.message), label: 'refused' };
+  if (stmt.purpose === 'describe') return { kind: 'routed', route: r, epoch, effect };
+  if (r.kind === 'params')
+    return {
+      kind: 'refused',
+      error: unsupported('a bind parameter in a simple query'),
+      label: 'single',
+    };
+  const reason = holdReason(a, r, snapshot, stmt.params, txn);
+  if (reason !== undefined) return { kind: 'held', reason, epoch };
+  return { kind: 'routed', route: r, epoch, effect };
+}
+
+function refusedBeforeRouting<E extends Admission>(
+  a: Analysis,
+  txn: AdmitTxn,
+): Decision<E> | undefined {
+  // While the router holds the transaction's state (no node yet, or several), a failed one
+  // refuses every statement but its end, as Postgres would. On one node, the node says so.
+  if (txn.status === 'E' && txn.phase !== 'one' && !endsFailedTransaction(a))
+    return { kind: 'refused', error: inFailedTransaction() };
+  if ((a.kind === 'listen' || a.kind === 'unlisten') && txn.transactionPooling)
+    return {
+      kind: 'refused',
+      error: unsupported(
+        'LISTEN and UNLISTEN are not supported under transaction pooling (run the router with --pool-mode session)',
+      ),
+    };
+  return undefined;
+}

@@ -1,0 +1,199 @@
+// The executor: one switch over route kinds for a statement admit() let through, whichever
+// protocol it came by (`via`): a simple Query runs now; an extended Bind joins the batch's round
+// when it goes to one node, and becomes a portal the router runs at its Execute otherwise; that
+// Execute runs it under the decision (and snapshot) its Bind was admitted with. One node means
+// single(): the one single-node send.
+import type { Routed } from '../admit/decision.js';
+import type { Epoch } from '../catalog/epochs.js';
+import { pinsBackend } from '../commands/effects.js';
+import type { Effect } from '../commands/plan.js';
+import { unsupported } from '../errors.js';
+import { routeLabel, type CopyRoute, type Route } from '../routing/route-types.js';
+import { isWrite } from '../routing/writes.js';
+import { runScatter } from '../scatter/scatter.js';
+import type { Session } from '../session/session.js';
+import type { Statement } from '../statement/statement.js';
+import type { RouterPortal } from '../statement/portal.js';
+import { acquire, acquisition } from './acquire.js';
+import { runCopySplit } from './copy-split.js';
+import { runMultiWrite, runOnAll, runSplitInsert } from './fanout.js';
+import { Round, sendRound } from './round.js';
+import type { ExchangeResult } from './exchange.js';
+import { pickNode, takePrelude } from './backends.js';
+
+type SeveralPortal = RouterPortal & { kind: 'several' };
+
+/** How the statement reached the router, and where its messages and results go. */
+export type Via =
+  /** A simple Query (one statement, or several run as one text): runs now. */
+  | {
+      readonly kind: 'query';
+      readonly raw: Buffer;
+      /** Recorded if the whole text ran (the SETs of a multi-statement Query). */
+      readonly effects?: readonly Effect[];
+      /** Some statement of the text makes a temporary table. */
+      readonly pins?: boolean;
+      /** The round's answer, from `node`, after the router's bookkeeping. */
+      readonly result: (r: ExchangeResult, node: string) => void;
+    }
+  /** An extended-protocol Bind: see BindVia. */
+  | BindVia
+  /** The Execute of a portal the router runs itself. */
+  | { readonly kind: 'portal'; readonly portal: SeveralPortal; readonly maxRows: number };
+
+/** An extended Bind, with what its batch knows (protocol/extended.ts). */
+export interface BindVia {
+  readonly kind: 'bind';
+  readonly round: Round;
+  /** The node a statement any node answers goes to, and a check that `node` fits the round. */
+  nodeFor(node: string, flexible: boolean): string;
+  /**
+   * Adds the statement's own messages (Parse if need be, the Bind) once the backend is there;
+   * `effect` and `pin` are applied if its Execute, later in the batch, succeeds.
+   */
+  push(round: Round, effect: Effect | undefined, pin: boolean): void;
+  /** The server name of a prepared read that may share a lane (undefined: it may not). */
+  readonly laneName: string | undefined;
+  /** Keeps a statement for several nodes as a portal, run at its Execute. */
+  keep(portal: SeveralPortal): void;
+  /** Builds that portal's Bind values. */
+  portal(d: Routed<Epoch>): SeveralPortal;
+}
+
+export function execute(
+  s: Session,
+  stmt: Statement,
+  d: Routed<Epoch>,
+  via: Via,
+): Promise<void> | undefined {
+  const r = d.route;
+  // Counted at admission; a read across nodes once planned (or refused by the planner).
+  if (via.kind !== 'portal' && r.kind !== 'scatter') s.services.metrics.statements(routeLabel(r));
+  switch (r.kind) {
+    case 'node':
+      return single(s, stmt, d, r.node, r.flexible, via);
+    case 'copy':
+      return copy(s, stmt, d, r, via);
+    case 'all':
+      if (r.nodes.length === 1 && via.kind === 'query')
+        return single(s, stmt, d, r.nodes[0]!, false, via);
+      return several(s, d, via, () => runOnAll(s, r, stmt.analysis, d.epoch.snapshot));
+    case 'multi_write':
+      return several(s, d, via, () => runMultiWrite(s, r, stmt.analysis, d.epoch.snapshot));
+    case 'scatter':
+      return several(s, d, via, () =>
+        runScatter(s, r, {
+          analysis: stmt.analysis,
+          rowDescription: via.kind === 'query' || (via.kind === 'portal' && via.portal.describe),
+          bind: via.kind === 'portal' ? via.portal.bind : undefined,
+          snapshot: d.epoch.snapshot,
+        }),
+      );
+    case 'split':
+      if (via.kind !== 'query' || stmt.analysis.kind !== 'insert')
+        throw unsupported(
+          'a prepared INSERT whose rows go to several nodes is not supported yet; send it as a simple query or one row per statement',
+        );
+      return counted(d.epoch, runSplitInsert(s, r, stmt.analysis, d.epoch.snapshot));
+    case 'refuse':
+      throw unsupported(r.message);
+    case 'params':
+      throw unsupported('a bind parameter in a simple query');
+    default:
+      return assertNever(r);
+  }
+}
+
+function copy(
+  s: Session,
+  stmt: Statement,
+  d: Routed<Epoch>,
+  r: CopyRoute,
+  via: Via,
+): Promise<void> | undefined {
+  if (r.mode === 'node') return single(s, stmt, d, r.node, false, via);
+  if (via.kind !== 'query')
+    throw unsupported('this statement is not supported through the extended query protocol yet');
+  return counted(d.epoch, runCopySplit(s, r, stmt.analysis, d.epoch.snapshot));
+}
+
+/** A statement on several nodes: run now, or (a Bind) kept for its Execute. */
+function several(
+  s: Session,
+  d: Routed<Epoch>,
+  via: Via,
+  run: () => Promise<void>,
+): Promise<void> | undefined {
+  if (via.kind === 'bind') {
+    via.keep(via.portal(d));
+    return undefined;
+  }
+  if (via.kind === 'portal' && via.maxRows > 0 && d.route.kind === 'scatter')
+    throw unsupported(
+      'fetching a read across nodes in parts (Execute with a row limit, cursors) is not supported yet',
+    );
+  return counted(d.epoch, run());
+}
+
+/** `run` counts as running under `epoch` until it settles. */
+function counted(epoch: Epoch, run: Promise<void>): Promise<void> {
+  epoch.enter();
+  return run.finally(() => epoch.leave());
+}
+
+/**
+ * The one single-node send: the statement's backend taken by its policy (acquire.ts), its
+ * messages added to the round, what the router records once it ran; a Query's round is sent now.
+ */
+function single(
+  s: Session,
+  stmt: Statement,
+  d: Routed<Epoch>,
+  target: string,
+  flexible: boolean,
+  via: Via,
+): Promise<void> | undefined {
+  if (via.kind === 'portal') throw new Error('a one-node statement kept as a router portal');
+  const round = via.kind === 'query' ? new Round() : via.round;
+  const node = via.kind === 'query' ? pickNode(s, target, flexible) : via.nodeFor(target, flexible);
+  if (round.backend === undefined) {
+    const laneName = via.kind === 'bind' ? via.laneName : undefined;
+    const policy = acquisition(s, node, laneName);
+    const got = acquire(s, round, node, d.epoch.snapshot, policy, true, laneName);
+    if (got instanceof Promise) return got.then(() => queue(s, stmt, d, round, via));
+  } else {
+    takePrelude(s, node, round.messages, round.expect);
+  }
+  return queue(s, stmt, d, round, via);
+}
+
+/** The statement's messages on the round's backend; a Query's round goes now. */
+function queue(
+  s: Session,
+  stmt: Statement,
+  d: Routed<Epoch>,
+  round: Round,
+  via: Via & { kind: 'query' | 'bind' },
+): Promise<void> | undefined {
+  const node = round.node!;
+  const a = stmt.analysis;
+  s.txn.wrote(node, isWrite(a), d.epoch.snapshot.epoch);
+  round.enter(d.epoch);
+  const pin = pinsBackend(a) || (via.kind === 'query' && via.pins === true);
+  if (via.kind === 'bind') {
+    via.push(round, d.effect, pin);
+    return undefined;
+  }
+  round.messages.push(via.raw);
+  round.expect.push({ t: 'query', ready: false });
+  round.collectTags = true;
+  const at = round.expect.length - 1;
+  if (d.effect !== undefined) round.after(at, d.effect);
+  for (const e of via.effects ?? []) round.after(at, e);
+  if (pin) round.after(at, 'pin');
+  return sendRound(s, round, false).then((r) => via.result(r, node));
+}
+
+function assertNever(x: never): never {
+  throw new TypeError(`unhandled route ${JSON.stringify(x as Route)}`);
+}

@@ -1,0 +1,237 @@
+// Statements that run on several nodes at once: DDL and maintenance on every node, writes to
+// reference tables, multi-row INSERTs split by row owner, UPDATE and DELETE whose rows span nodes.
+// Writes are atomic across nodes: they run in the client's transaction, or in an implicit one
+// that commits (two-phase when several nodes wrote) or rolls back as a whole (txn.ts). Only what
+// Postgres refuses to run in a transaction block (VACUUM, CREATE INDEX CONCURRENTLY, ...) still
+// runs on its own on each node.
+import {
+  BackendCode,
+  FrameReader,
+  Writer,
+  commandRowCount,
+  frameBytes,
+  writeCommandComplete,
+  writeQuery,
+  type NoticeFields,
+} from '@tessera/pg-wire';
+import type { Snapshot } from '@tessera/keyspace';
+import { rebuildInsert, type Analysis, type InsertAnalysis } from '@tessera/sql';
+import { RouterError, SQLSTATE, unsupported } from '../errors.js';
+import type { AllRoute, MultiWriteRoute, SplitInsertRoute } from '../routing/route-types.js';
+import { BackendError, type Backend } from '../pool/backend.js';
+import { HeldOut } from '../session/client-out.js';
+import type { Expectation } from './exchange.js';
+import { engage, settle } from './backends.js';
+import { run1 } from './run.js';
+import type { Session } from '../session/session.js';
+import { atomically } from './cross-node.js';
+
+export interface Part {
+  readonly node: string;
+  readonly sql: string;
+  /** Run after `sql` on the same node, in the same transaction (a fence). */
+  readonly after?: string | undefined;
+}
+
+export interface PartResult {
+  readonly node: string;
+  readonly tags: string[];
+  readonly output: HeldOut;
+  readonly error: NoticeFields | undefined;
+}
+
+const q = (sql: string): Buffer => writeQuery(new Writer(sql.length + 16), sql).flush();
+
+/** DDL Postgres will not run inside a transaction block: it stays one autocommit per node. */
+const OUTSIDE_TRANSACTION: ReadonlySet<string> = new Set([
+  'create_database',
+  'drop_database',
+  'create_tablespace',
+  'drop_tablespace',
+  'create_subscription',
+  'alter_subscription',
+  'drop_subscription',
+  'reindex',
+  'cluster',
+]);
+
+/** Whether the statement can run inside a transaction block (and so atomically across nodes). */
+export function transactional(r: AllRoute, a: Analysis): boolean {
+  if (r.why === 'maintenance') return false;
+  if (a.kind !== 'ddl') return true;
+  // CONCURRENTLY anywhere in the text: conservative, a false hit only keeps today's behaviour.
+  return !OUTSIDE_TRANSACTION.has(a.command) && !/\bconcurrently\b/i.test(a.sql);
+}
+
+/**
+ * Runs each part on its node concurrently: inside the session's transaction (each node joins
+ * it) when one is open, else one autocommit statement per node. `write`: the parts count as
+ * writes of their nodes. Resolves when every node answered; keeps every node's output.
+ */
+export async function runParts(
+  s: Session,
+  parts: readonly Part[],
+  write: boolean,
+  catalog: Snapshot,
+): Promise<PartResult[]> {
+  // Acquired in node order, so two sessions fanning out never wait on each other in a cycle.
+  const nodes = [...new Set(parts.map((p) => p.node))].sort();
+  const engaged = new Map<
+    string,
+    { backend: Backend; messages: Buffer[]; expect: Expectation[] }
+  >();
+  try {
+    for (const node of nodes) {
+      engaged.set(node, await engage(s, node, catalog));
+      s.txn.wrote(node, write);
+    }
+  } catch (e) {
+    // Nodes already engaged joined the transaction on paper: let them really begin it.
+    await Promise.allSettled(
+      [...engaged.values()]
+        .filter((x) => x.messages.length > 0)
+        .map((x) => run1(s, x.backend, x.messages, x.expect, false, new HeldOut(false))),
+    );
+    if (!s.inTransaction()) for (const node of engaged.keys()) settle(s, node);
+    throw e;
+  }
+  const runs = await Promise.allSettled(
+    parts.map(async (p) => {
+      const e = engaged.get(p.node)!;
+      const messages = [...e.messages, q(p.sql)];
+      const expect: Expectation[] = [...e.expect, { t: 'query', ready: false }];
+      e.messages.length = 0;
+      e.expect.length = 0;
+      if (p.after !== undefined) {
+        messages.push(q(p.after));
+        expect.push({ t: 'quiet' });
+      }
+      const output = new HeldOut(true);
+      const r = await run1(s, e.backend, messages, expect, true, output);
+      return { node: p.node, tags: r.tags, output, error: r.error ?? r.quietError };
+    }),
+  );
+  if (!s.txn.inBlock) for (const node of engaged.keys()) settle(s, node);
+  const results: PartResult[] = [];
+  for (const r of runs) {
+    if (r.status === 'rejected') throw r.reason;
+    results.push(r.value);
+  }
+  return results;
+}
+
+function firstError(results: readonly PartResult[]): Error | undefined {
+  const e = results.find((r) => r.error !== undefined)?.error;
+  return e === undefined ? undefined : new BackendError(e);
+}
+
+/** The row count of each node's last CommandComplete. */
+function rowCounts(results: readonly PartResult[], verb: string): number[] {
+  return results.map((res) => {
+    const tag = res.tags[res.tags.length - 1];
+    const n = tag === undefined ? undefined : commandRowCount(tag);
+    if (n === undefined)
+      throw new RouterError(
+        SQLSTATE.internalError,
+        `node "${res.node}" answered the ${verb} with "${tag}"`,
+      );
+    return n;
+  });
+}
+
+/**
+ * The copies of a reference table are identical, so a write must change as many rows on each;
+ * if they differ, the copies already disagree and the write is rolled back rather than made worse.
+ */
+function copiesDisagree(results: readonly PartResult[], a: Analysis): Error | undefined {
+  const counts = rowCounts(results, 'write');
+  if (counts.every((n) => n === counts[0])) return undefined;
+  const target = a.tables.find((t) => t.role === 'target');
+  const name = target ? `${target.schema ?? 'public'}.${target.name}` : 'a reference table';
+  return new RouterError(
+    'XX001',
+    `the copies of reference table ${name} disagree: this write changed ${results.map((r, i) => `${counts[i]} rows on node "${r.node}"`).join(', ')}; it was not applied anywhere`,
+  );
+}
+
+/** DDL, maintenance or a reference write on every node; the client sees the first node's answer. */
+export async function runOnAll(
+  s: Session,
+  r: AllRoute,
+  a: Analysis,
+  snapshot: Snapshot,
+): Promise<void> {
+  const parts = r.nodes.map((node) => ({ node, sql: a.sql, after: r.after.get(node) }));
+  let results: PartResult[] = [];
+  if (!transactional(r, a) && !s.inTransaction()) {
+    results = await runParts(s, parts, true, snapshot);
+    const error = firstError(results);
+    if (error) throw error;
+  } else {
+    await atomically(s, async () => {
+      results = await runParts(s, parts, true, snapshot);
+      return (
+        firstError(results) ??
+        (r.why === 'reference_write' ? copiesDisagree(results, a) : undefined)
+      );
+    });
+  }
+  for (const b of results[0]!.output.pieces) s.out.push(b);
+}
+
+/** A multi-row INSERT: each node gets its rows; the client sees one INSERT 0 N. */
+export async function runSplitInsert(
+  s: Session,
+  r: SplitInsertRoute,
+  a: InsertAnalysis,
+  snapshot: Snapshot,
+): Promise<void> {
+  // Clients match returned rows to VALUES rows by position, an order nodes cannot keep.
+  if (a.hasReturning)
+    throw unsupported('INSERT ... RETURNING whose rows go to several nodes is not supported yet');
+  const parts = r.parts.map((p) => ({ node: p.node, sql: rebuildInsert(a, p.rows) }));
+  let results: PartResult[] = [];
+  await atomically(s, async () => {
+    results = await runParts(s, parts, true, snapshot);
+    return firstError(results);
+  });
+  const total = rowCounts(results, 'INSERT').reduce((x, y) => x + y, 0);
+  s.out.push(writeCommandComplete(new Writer(32), `INSERT 0 ${total}`).flush());
+}
+
+/**
+ * UPDATE or DELETE on every node its rows may be on: one tag with the summed count; RETURNING
+ * rows of every node after the first node's RowDescription (no order is promised, as in Postgres).
+ */
+export async function runMultiWrite(
+  s: Session,
+  r: MultiWriteRoute,
+  a: Analysis,
+  snapshot: Snapshot,
+): Promise<void> {
+  const verb = a.kind === 'update' ? 'UPDATE' : a.kind === 'delete' ? 'DELETE' : undefined;
+  if (verb === undefined) throw new Error(`multi_write route for ${a.kind}`);
+  let results: PartResult[] = [];
+  await atomically(s, async () => {
+    results = await runParts(
+      s,
+      r.nodes.map((node) => ({ node, sql: a.sql })),
+      true,
+      snapshot,
+    );
+    return firstError(results);
+  });
+  const total = rowCounts(results, verb).reduce((x, y) => x + y, 0);
+  results.forEach((res, i) => {
+    const reader = new FrameReader();
+    for (const p of res.output.pieces) reader.push(p);
+    for (let f = reader.next(); f; f = reader.next()) {
+      const keep =
+        f.code === BackendCode.DataRow ||
+        (i === 0 &&
+          (f.code === BackendCode.RowDescription || f.code === BackendCode.NoticeResponse));
+      if (keep) s.out.push(Buffer.from(frameBytes(f)));
+    }
+  });
+  s.out.push(writeCommandComplete(new Writer(32), `${verb} ${total}`).flush());
+}

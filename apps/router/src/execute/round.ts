@@ -1,0 +1,128 @@
+// One round of messages to one node, assembled statement by statement (a simple Query, or an
+// extended-protocol batch up to its Sync or Flush) and sent in one write: the one single-node
+// send of both protocols. What the router records once it ran (session-command effects, a pinned
+// backend) is applied here, and the epochs of its statements are left when it is over.
+import type { Epoch } from '../catalog/epochs.js';
+import { applyEffect } from '../commands/effects.js';
+import type { Effect } from '../commands/plan.js';
+import type { Backend } from '../pool/backend.js';
+import type { Pool } from '../pool/pool.js';
+import type { Session } from '../session/session.js';
+import { settle } from './backends.js';
+import type { ExchangeResult, Expectation } from './exchange.js';
+import { run1, runShared } from './run.js';
+
+/**
+ * How a statement gets its backend: `lane` shares one with other clients' autocommit reads
+ * (pipelined), `held` uses the one the session holds for the node (a transaction, session
+ * pooling, an open cycle, a pinned backend), `own` takes one from the pool for itself.
+ */
+export type Policy = 'lane' | 'held' | 'own';
+
+interface Pending {
+  /** Index of the statement's Execute (or Query) among the round's expectations. */
+  readonly at: number;
+  readonly effect: Effect | 'pin';
+}
+
+export class Round {
+  node: string | undefined;
+  backend: Backend | undefined;
+  policy: Policy | undefined;
+  /** lane: the pool the backend goes back to, and a statement name whose Parse is in flight. */
+  pool: Pool | undefined;
+  parsing: string | undefined;
+  readonly messages: Buffer[] = [];
+  readonly expect: Expectation[] = [];
+  /** Command tags wanted (a simple Query's bookkeeping). */
+  collectTags = false;
+  #pending: Pending[] | undefined;
+  #epoch: Epoch | undefined;
+  #moreEpochs: Epoch[] | undefined;
+
+  /** Whether a statement of the client's is queued (not only the router's own messages). */
+  get queued(): boolean {
+    return this.expect.length > 0;
+  }
+
+  /** A statement admitted under `e` is in this round: `e` counts it until the round is over. */
+  enter(e: Epoch): void {
+    e.enter();
+    if (this.#epoch === undefined) this.#epoch = e;
+    else (this.#moreEpochs ??= []).push(e);
+  }
+
+  /** Applied once the round ran, if the statement whose Execute is expectation `at` succeeded. */
+  after(at: number, effect: Effect | 'pin'): void {
+    (this.#pending ??= []).push({ at, effect });
+  }
+
+  /** The epochs entered, handed over (to an open cycle) or left. */
+  takeEpochs(): Epoch[] {
+    const out: Epoch[] = [];
+    if (this.#epoch !== undefined) out.push(this.#epoch);
+    if (this.#moreEpochs !== undefined) out.push(...this.#moreEpochs);
+    this.#epoch = undefined;
+    this.#moreEpochs = undefined;
+    return out;
+  }
+
+  leaveEpochs(): void {
+    this.#epoch?.leave();
+    if (this.#moreEpochs !== undefined) for (const e of this.#moreEpochs) e.leave();
+    this.#epoch = undefined;
+    this.#moreEpochs = undefined;
+  }
+
+  /** What ran: effects of the statements before the first error (none if an implicit one failed). */
+  applyAfter(s: Session, result: ExchangeResult): void {
+    const pending = this.#pending;
+    if (pending === undefined) return;
+    this.#pending = undefined;
+    const errorAt = result.errorAt;
+    // Outside a transaction block, an error rolls back the whole implicit transaction.
+    if (errorAt !== undefined && result.status === 'I') return;
+    for (const p of pending) {
+      if (errorAt !== undefined && p.at >= errorAt) continue;
+      if (p.effect === 'pin') s.pinned.add(this.node!);
+      else applyEffect(s, p.effect, this.backend);
+    }
+  }
+}
+
+/**
+ * Sends the round and forwards the node's answers; `cycle`: it ends at a Flush, and the backend
+ * stays with the session until the Sync. Rejects (08006) if the backend is lost.
+ */
+export async function sendRound(s: Session, round: Round, cycle: boolean): Promise<ExchangeResult> {
+  const backend = round.backend!;
+  if (round.policy === 'lane') {
+    try {
+      const result = await runShared(s, backend, round.messages, round.expect);
+      round.applyAfter(s, result);
+      return result;
+    } finally {
+      if (round.parsing !== undefined) backend.parsing.delete(round.parsing);
+      round.pool!.giveBack(backend);
+      round.leaveEpochs();
+    }
+  }
+  const node = round.node!;
+  try {
+    const result = await run1(s, backend, round.messages, round.expect, round.collectTags);
+    round.applyAfter(s, result);
+    s.cycle = cycle ? node : undefined;
+    // A Sync's (or Query's) ReadyForQuery was forwarded; it is the session's status now too.
+    settle(s, node);
+    return result;
+  } catch (e) {
+    s.cycle = undefined;
+    throw e;
+  } finally {
+    if (cycle) s.cycleEpochs.push(...round.takeEpochs());
+    else {
+      round.leaveEpochs();
+      for (const e of s.cycleEpochs.splice(0)) e.leave();
+    }
+  }
+}

@@ -1,0 +1,48 @@
+// Where both protocols admit a statement: the current epoch read once, the session's
+// transaction as admit() reads it, and a held statement parked until a later epoch.
+import { admit, type AdmitTxn } from '../admit/admit.js';
+import type { Decision } from '../admit/decision.js';
+import type { Epoch } from '../catalog/epochs.js';
+import { waitWhileHeld } from '../execute/hold.js';
+import type { Session } from '../session/session.js';
+import type { Statement } from '../statement/statement.js';
+
+const views = new WeakMap<Session, AdmitTxn>();
+
+/** The session's transaction as admit() reads it (one object per session, read live). */
+export function txnView(s: Session): AdmitTxn {
+  let view = views.get(s);
+  if (view === undefined) {
+    const transactionPooling = s.services.config.poolMode === 'transaction';
+    view = {
+      get phase() {
+        return s.txn.phase;
+      },
+      get status() {
+        return s.status();
+      },
+      transactionPooling,
+      firstWriteEpoch: (node) => s.txn.firstWriteEpoch(node),
+    };
+    views.set(s, view);
+  }
+  return view;
+}
+
+/** The decision for `stmt` under the current epoch, without waiting (it may be Held). */
+export function admitNow(s: Session, stmt: Statement): Decision<Epoch> {
+  return admit(stmt, s.epoch(), txnView(s));
+}
+
+/** The decision for `stmt`; a held statement first waits for a later epoch (execute/hold.ts). */
+export function admitted(s: Session, stmt: Statement): Decision<Epoch> | Promise<Decision<Epoch>> {
+  const d = admitNow(s, stmt);
+  if (d.kind !== 'held') return counted(s, d);
+  return waitWhileHeld(s, d, (e) => admit(stmt, e, txnView(s))).then((x) => counted(s, x));
+}
+
+/** A statement routing refused is counted as one (the executor counts those it runs). */
+function counted(s: Session, d: Decision<Epoch>): Decision<Epoch> {
+  if (d.kind === 'refused' && d.label !== undefined) s.services.metrics.statements(d.label);
+  return d;
+}

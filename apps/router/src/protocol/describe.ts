@@ -1,0 +1,130 @@
+// Describe in the extended protocol. Of a statement: answered by the router for what it runs
+// itself (session commands, statements for every node), on a round trip of its own for a read
+// that may come from several nodes, else by the node the statement would run on (the one its
+// key pins, the batch's, the transaction's, or home). Of a portal: by the node it was bound on,
+// or by the router for its own portals.
+import {
+  FrontendCode,
+  NO_DATA,
+  Writer,
+  decodeDescribe,
+  decodeExecute,
+  writeDescribe,
+  writeParameterDescription,
+} from '@tessera/pg-wire';
+import { EXPECT_DESCRIBE_PORTAL, EXPECT_DESCRIBE_STATEMENT } from '../execute/exchange.js';
+import { pickNode } from '../execute/backends.js';
+import type { Round } from '../execute/round.js';
+import type { Backend } from '../pool/backend.js';
+import {
+  describeStatementFrames,
+  scatterDescribeFrame,
+  scatterPipeline,
+} from '../scatter/portal.js';
+import type { InMsg } from '../session/client-in.js';
+import type { Session } from '../session/session.js';
+import { prepareOn, statementNamed, type StatementRecord } from '../statement/prepared.js';
+import { admitNow } from './admission.js';
+
+/** What Describe needs of the batch it is in (extended.ts). */
+export interface Batch {
+  readonly s: Session;
+  readonly round: Round;
+  /** Puts a frame the router answers in its place among the node's answers. */
+  readonly synth: (b: Buffer) => void;
+  preferredNode(): string | undefined;
+  backendFor(node: string, begin: boolean): Backend | Promise<Backend>;
+}
+
+export function describe(b: Batch, m: InMsg, next: InMsg | undefined): Promise<void> | undefined {
+  const d = decodeDescribe(m.body);
+  if (d.target === 'S') return describeStatement(b, m, statementNamed(b.s.statements, d.name));
+  const p = b.s.portals.get(d.name);
+  if (p === undefined) return onNode(b, m, pickNode(b.s, b.s.epoch().snapshot.home, true));
+  if (p.kind === 'local' || p.decision.route.kind !== 'scatter') return void b.synth(NO_DATA);
+  if (next?.code === FrontendCode.Execute && decodeExecute(next.body).portal === d.name) {
+    // The RowDescription the executor produces leads the Execute's rows, just after.
+    p.describe = true;
+    return undefined;
+  }
+  if (b.round.backend !== undefined) throw scatterPipeline();
+  return scatterDescribeFrame(b.s, p).then(b.synth);
+}
+
+/** A Describe of a portal bound on a node: that node answers (the batch's backend). */
+function onNode(b: Batch, m: InMsg, node: string): Promise<void> | undefined {
+  const got = b.backendFor(node, false);
+  const go = (): void => {
+    b.round.messages.push(m.raw);
+    b.round.expect.push(EXPECT_DESCRIBE_PORTAL);
+  };
+  if (got instanceof Promise) return got.then(go);
+  go();
+  return undefined;
+}
+
+function describeStatement(b: Batch, m: InMsg, rec: StatementRecord): Promise<void> | undefined {
+  const s = b.s;
+  const a = rec.analysis;
+  const snapshot = s.epoch().snapshot;
+  let target = snapshot.home;
+  let flexible = true;
+  if (a !== undefined) {
+    const d = admitNow(s, {
+      analysis: a,
+      params: undefined,
+      protocol: 'extended',
+      purpose: 'describe',
+    });
+    const r = d.kind === 'routed' ? d.route : undefined;
+    const queued = b.round.backend !== undefined;
+    // Answered by the router: session commands, and statements for every node (DDL), which then
+    // run on their own at Execute.
+    if (d.kind === 'local' || (!queued && (r?.kind === 'all' || r?.kind === 'multi_write'))) {
+      b.synth(writeParameterDescription(new Writer(32), rec.paramTypes).flush());
+      return void b.synth(NO_DATA);
+    }
+    if (
+      !queued &&
+      b.preferredNode() === undefined &&
+      !s.inTransaction() &&
+      (a.kind === 'select' || a.kind === 'explain') &&
+      (r?.kind === 'scatter' || r?.kind === 'params')
+    ) {
+      // Its rows may come from several nodes at Execute: described on a round trip of its own,
+      // so that no backend is left engaged in this batch.
+      const node = r.kind === 'scatter' ? r.nodes[0]! : snapshot.home;
+      return describeStatementFrames(s, node, rec, snapshot).then(b.synth);
+    }
+    if (r?.kind === 'node') ({ node: target, flexible } = r);
+  }
+  return describeOn(b, m, rec, target, flexible);
+}
+
+/**
+ * The statement described by a node: the batch's if it has one, else the one its key pins (a
+ * statement not bound yet need not join the transaction there: Describe runs outside it).
+ */
+function describeOn(
+  b: Batch,
+  m: InMsg,
+  rec: StatementRecord,
+  target: string,
+  flexible: boolean,
+): Promise<void> | undefined {
+  const s = b.s;
+  if (flexible) target = b.preferredNode() ?? target;
+  const node = b.round.node ?? pickNode(s, target, flexible);
+  const got = b.backendFor(node, false);
+  const go = (backend: Backend): void => {
+    const { messages, expect } = b.round;
+    const name = prepareOn(backend, rec, s.settings.key(), messages, expect);
+    messages.push(
+      name === '' ? m.raw : writeDescribe(new Writer(name.length + 16), 'S', name).flush(),
+    );
+    expect.push(EXPECT_DESCRIBE_STATEMENT);
+  };
+  if (got instanceof Promise) return got.then(go);
+  go(got);
+  return undefined;
+}

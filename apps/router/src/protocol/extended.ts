@@ -1,0 +1,376 @@
+// The extended query protocol: a batch of Parse/Bind/Describe/Execute/Close up to a Sync (or a
+// Flush) becomes one round to one node (execute/round.ts). Statements are kept per client and
+// prepared lazily, under a router name, on whichever backend runs them; each Bind is admitted
+// (protocol/admission.ts) and executed (execute/executor.ts): one node's statements join the
+// round, the router's own portals run at their Execute under the snapshot their Bind had. The
+// shape drivers send most (Bind, [Describe,] Execute, Sync) takes this same path, synchronously
+// (no promise) until the round is sent, and a read of that shape may share a lane.
+import {
+  BIND_COMPLETE,
+  FrontendCode,
+  bindParam,
+  bindStatementName,
+  rewriteBindStatement,
+  decodeExecute,
+} from '@tessera/pg-wire';
+import type { Routed } from '../admit/decision.js';
+import type { Epoch } from '../catalog/epochs.js';
+import type { Effect } from '../commands/plan.js';
+import { runCommand } from '../commands/run-command.js';
+import { unsupported } from '../errors.js';
+import { acquire, acquisition, pipelinableRead } from '../execute/acquire.js';
+import { pickNode, takePrelude } from '../execute/backends.js';
+import { EXPECT_EXECUTE, EXPECT_ONE, EXPECT_SYNC } from '../execute/exchange.js';
+import { execute, type BindVia } from '../execute/executor.js';
+import { Round, sendRound } from '../execute/round.js';
+import type { Backend } from '../pool/backend.js';
+import { bindValues, scatterPipeline } from '../scatter/portal.js';
+import type { InMsg } from '../session/client-in.js';
+import type { Session } from '../session/session.js';
+import type { RouterPortal } from '../statement/portal.js';
+import type { StatementRecord } from '../statement/prepared.js';
+import { isSingleRun, prepareOn, statementNamed } from '../statement/prepared.js';
+import type { Statement } from '../statement/statement.js';
+import { admitted } from './admission.js';
+import { closeOpenCycle, openCycleBackend, usesOpenPortal } from './cycle.js';
+import { describe, type Batch } from './describe.js';
+import { preferredNode } from './lookahead.js';
+import { close, parse } from './messages.js';
+import { checkBindOnSeveral, refuse } from './portals.js';
+
+type SeveralPortal = RouterPortal & { kind: 'several' };
+
+const NO_VALUES = Object.freeze({ values: [], formats: [], types: [], paramCount: 0 });
+
+export function handleBatch(s: Session, batch: readonly InMsg[]): Promise<void> | undefined {
+  return new BatchRun(s, batch).run();
+}
+
+/** One batch's run; it is also the executor's view of its Binds (BindVia). */
+class BatchRun implements Batch, BindVia {
+  readonly kind = 'bind';
+  readonly round = new Round();
+  private readonly endsWithSync: boolean;
+  private i = 0;
+  /** Effects and pins of Binds on a node, applied if their Execute succeeds. */
+  private afterRun: Map<string, { effect: Effect | undefined; pin: boolean }> | undefined;
+  private preferred: string | null | undefined;
+  // The Bind being executed (BindVia).
+  private bind!: InMsg;
+  private rec!: StatementRecord;
+  private portalName = '';
+  laneName: string | undefined;
+
+  constructor(
+    readonly s: Session,
+    readonly batch: readonly InMsg[],
+  ) {
+    this.endsWithSync = batch[batch.length - 1]!.code === FrontendCode.Sync;
+    // A cycle left open at a Flush continues on its backend (cycle.ts).
+    const open = openCycleBackend(s);
+    if (open !== undefined) {
+      this.round.node = s.cycle;
+      this.round.backend = open;
+      this.round.policy = 'held';
+    }
+  }
+
+  run(): Promise<void> | undefined {
+    const { round, s } = this;
+    // The open cycle's backend is not needed if this batch's statements go elsewhere and use no
+    // portal of it (Parse/Describe/Flush, then Bind/Execute/Sync elsewhere): the cycle ends first.
+    if (round.backend !== undefined && !round.queued) {
+      const elsewhere = this.preferredNode();
+      if (elsewhere !== undefined && elsewhere !== round.node && !usesOpenPortal(this.batch)) {
+        const backend = round.backend;
+        round.node = round.backend = round.policy = undefined;
+        return closeOpenCycle(s, backend).then(() => this.loop() ?? undefined);
+      }
+    }
+    return this.loop();
+  }
+
+  /** Steps through the messages; a promise only from the first step that has to wait. */
+  private loop(): Promise<void> | undefined {
+    const n = this.batch.length;
+    try {
+      for (; this.i < n; this.i++) {
+        const pending = this.step(this.batch[this.i]!);
+        if (pending !== undefined) return this.loopAfter(pending);
+      }
+    } catch (e) {
+      return this.failed(e);
+    }
+    return this.finish();
+  }
+
+  private async loopAfter(pending: Promise<void>): Promise<void> {
+    try {
+      await pending;
+      for (this.i++; this.i < this.batch.length; this.i++) {
+        const next = this.step(this.batch[this.i]!);
+        if (next !== undefined) await next;
+      }
+    } catch (e) {
+      return this.failed(e);
+    }
+    return this.finish();
+  }
+
+  private step(m: InMsg): Promise<void> | undefined {
+    switch (m.code) {
+      case FrontendCode.Parse:
+        return parse(this.s, m, this.synth);
+      case FrontendCode.Bind:
+        return this.bindMessage(m);
+      case FrontendCode.Describe:
+        return describe(this, m, this.batch[this.i + 1]);
+      case FrontendCode.Execute:
+        return this.executeMessage(m);
+      case FrontendCode.Close:
+        return close(this.s, m, this.round, this.synth);
+      case FrontendCode.Flush:
+        if (this.round.backend !== undefined) this.round.messages.push(m.raw);
+        return;
+      case FrontendCode.Sync:
+        if (this.round.backend === undefined) this.s.out.push(this.s.readyFrame());
+        else {
+          this.round.messages.push(m.raw);
+          this.round.expect.push(EXPECT_SYNC);
+        }
+        return;
+    }
+  }
+
+  /** Frames the router answers itself, in their place among the node's answers. */
+  readonly synth = (b: Buffer): void => {
+    if (this.round.backend !== undefined) this.round.expect.push({ t: 'synthetic', bytes: b });
+    else this.s.out.push(b);
+  };
+
+  private bindMessage(m: InMsg): Promise<void> | undefined {
+    const s = this.s;
+    const rec = statementNamed(s.statements, bindStatementName(m.body));
+    const portal = m.body[0] === 0 ? '' : m.body.toString('utf8', 0, m.body.indexOf(0));
+    if (s.portals.size > 0) s.portals.delete(portal);
+    this.afterRun?.delete(portal);
+    const a = rec.analysis;
+    if (a === undefined) return this.bindEmpty(m, rec);
+    const stmt: Statement = {
+      analysis: a,
+      params: (k) => bindParam(m.body, k),
+      protocol: 'extended',
+      purpose: 'run',
+    };
+    const d = admitted(s, stmt);
+    if (d instanceof Promise) return d.then((x) => this.bound(m, rec, portal, stmt, x));
+    return this.bound(m, rec, portal, stmt, d);
+  }
+
+  private bound(
+    m: InMsg,
+    rec: StatementRecord,
+    portal: string,
+    stmt: Statement,
+    d: Awaited<ReturnType<typeof admitted>>,
+  ): Promise<void> | undefined {
+    const s = this.s;
+    switch (d.kind) {
+      case 'refused':
+        throw d.error;
+      case 'held':
+        throw new Error('a held statement came back held');
+      case 'local':
+        // The router runs these at Execute, before anything queued for a backend here.
+        if (
+          s.txn.phase === 'cross' &&
+          this.round.queued &&
+          (d.command.kind === 'transaction' || d.command.kind === 'set')
+        )
+          throw unsupported(
+            'transaction control and SET after other statements in one pipeline are not supported in a transaction across nodes; send a Sync first',
+          );
+        s.portals.set(portal, { kind: 'local', command: d.command });
+        this.synth(BIND_COMPLETE);
+        return undefined;
+      case 'routed':
+        this.bind = m;
+        this.rec = rec;
+        this.portalName = portal;
+        this.laneName =
+          s.txn.phase === 'idle' && isSingleRun(this.batch) && pipelinableRead(stmt.analysis)
+            ? rec.serverName(s.settings.key())
+            : undefined;
+        return execute(s, stmt, d, this);
+    }
+  }
+
+  /** An empty statement: any backend answers EmptyQueryResponse. */
+  private bindEmpty(m: InMsg, rec: StatementRecord): Promise<void> | undefined {
+    const node = this.nodeFor(this.s.epoch().snapshot.home, true);
+    const got = this.backendFor(node, true);
+    const go = (b: Backend): void => {
+      const name = prepareOn(b, rec, this.s.settings.key(), this.round.messages, this.round.expect);
+      this.round.messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));
+      this.round.expect.push(EXPECT_ONE);
+    };
+    if (got instanceof Promise) return got.then(go);
+    go(got);
+    return undefined;
+  }
+
+  // ---- BindVia: what the executor asks of a Bind ----
+
+  nodeFor(target: string, flexible: boolean): string {
+    const s = this.s;
+    // Statements any node answers go where the batch's first pinned statement goes.
+    if (flexible && s.txn.first === undefined) target = this.preferredNode() ?? target;
+    const round = this.round;
+    if (round.backend === undefined) return pickNode(s, target, flexible);
+    if (flexible || target === round.node) return round.node!;
+    throw unsupported(
+      `the statements of this pipeline run on different nodes ("${round.node}" and "${target}") before its Sync, which is not supported yet; send a Sync between them`,
+    );
+  }
+
+  push(round: Round, effect: Effect | undefined, pin: boolean): void {
+    const b = round.backend!;
+    const key = this.s.settings.key();
+    let name: string;
+    if (round.policy === 'lane') {
+      name = this.laneName!;
+      if (!b.prepared.has(name)) {
+        // Nobody else uses the name on this backend until its Parse is answered (Pool.lend).
+        round.messages.push(this.rec.parseFrame(name));
+        round.expect.push({ t: 'one', forward: false, unprepare: name });
+        b.prepared.add(name);
+        b.parsing.add(name);
+        round.parsing = name;
+      }
+    } else {
+      name = prepareOn(b, this.rec, key, round.messages, round.expect);
+    }
+    const m = this.bind;
+    round.messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));
+    round.expect.push(EXPECT_ONE);
+    if (effect !== undefined || pin)
+      (this.afterRun ??= new Map()).set(this.portalName, { effect, pin });
+  }
+
+  keep(portal: SeveralPortal): void {
+    this.s.portals.set(this.portalName, portal);
+    this.synth(BIND_COMPLETE);
+  }
+
+  portal(d: Routed<Epoch>): SeveralPortal {
+    const a = this.rec.analysis!;
+    const r = d.route;
+    if (r.kind === 'all' || r.kind === 'multi_write')
+      checkBindOnSeveral(a, r, this.round.backend !== undefined);
+    const bind = r.kind === 'scatter' ? bindValues(this.rec, a, this.bind.body) : NO_VALUES;
+    return { kind: 'several', decision: d, analysis: a, sql: this.rec.sql, bind, describe: false };
+  }
+
+  // ---- Batch: what Describe asks ----
+
+  /** The node the batch's first pinned Bind goes to from here on (undefined: none). */
+  preferredNode(): string | undefined {
+    if (this.preferred === undefined)
+      this.preferred = preferredNode(this.s, this.batch, this.i) ?? null;
+    return this.preferred ?? undefined;
+  }
+
+  /** The round's backend for `node`, taken if it has none yet (`begin`: the deferred BEGIN first). */
+  backendFor(node: string, begin: boolean): Backend | Promise<Backend> {
+    const { s, round } = this;
+    if (round.backend !== undefined) {
+      if (begin) takePrelude(s, round.node!, round.messages, round.expect);
+      return round.backend;
+    }
+    const snapshot = s.epoch().snapshot;
+    return acquire(s, round, node, snapshot, acquisition(s, node, undefined), begin, undefined);
+  }
+
+  // ---- Execute, Close, the end ----
+
+  private executeMessage(m: InMsg): Promise<void> | undefined {
+    const s = this.s;
+    // Only a portal the router runs itself (or one with effects) needs the Execute decoded.
+    const ex =
+      s.portals.size > 0 || this.afterRun !== undefined ? decodeExecute(m.body) : undefined;
+    const p = ex === undefined ? undefined : s.portals.get(ex.portal);
+    if (p === undefined) return this.forwardExecute(m, ex?.portal);
+    if (p.kind === 'local') return runCommand(s, p.command, this.synth);
+    // Its rows go straight to the client: nothing of this batch may be queued on a backend.
+    if (this.round.backend !== undefined) throw scatterPipeline();
+    const stmt: Statement = {
+      analysis: p.analysis,
+      params: undefined,
+      protocol: 'extended',
+      purpose: 'run',
+    };
+    const ran = execute(s, stmt, p.decision, { kind: 'portal', portal: p, maxRows: ex!.maxRows });
+    if (ran === undefined) {
+      p.describe = false;
+      return undefined;
+    }
+    return ran.then(() => void (p.describe = false));
+  }
+
+  private forwardExecute(m: InMsg, portal: string | undefined): Promise<void> | undefined {
+    const got = this.backendFor(this.nodeFor(this.s.epoch().snapshot.home, true), true);
+    const go = (): void => {
+      const round = this.round;
+      const after = portal === undefined ? undefined : this.afterRun?.get(portal);
+      if (after !== undefined) {
+        if (after.effect !== undefined) round.after(round.expect.length, after.effect);
+        if (after.pin) round.after(round.expect.length, 'pin');
+      }
+      round.messages.push(m.raw);
+      round.expect.push(EXPECT_EXECUTE);
+    };
+    if (got instanceof Promise) return got.then(go);
+    go();
+    return undefined;
+  }
+
+  /** An error the router raised: answered in place; the rest of the batch is skipped. */
+  private async failed(e: unknown): Promise<void> {
+    const s = this.s;
+    if (s.closed) return;
+    await refuse(s, e, this.round, this.synth);
+    // Everything up to the Sync is skipped, as Postgres does after an error.
+    if (!this.endsWithSync) s.skipUntilSync = true;
+    else if (this.round.backend === undefined) s.out.push(s.readyFrame());
+    else {
+      this.round.messages.push(this.batch[this.batch.length - 1]!.raw);
+      this.round.expect.push(EXPECT_SYNC);
+    }
+    return this.finish();
+  }
+
+  /** Sends the round (if anything is for a node), then ends the batch. */
+  private finish(): Promise<void> | undefined {
+    const { s, round } = this;
+    if (round.backend === undefined || round.messages.length === 0) {
+      this.ended();
+      return undefined;
+    }
+    return sendRound(s, round, !this.endsWithSync).then(
+      () => this.ended(),
+      (e: unknown) => {
+        s.sendError(e);
+        if (this.endsWithSync) s.out.push(s.readyFrame());
+        else s.skipUntilSync = true;
+        this.ended();
+      },
+    );
+  }
+
+  private ended(): void {
+    const s = this.s;
+    // Outside a transaction block a Sync ends the implicit transaction, and its portals.
+    if (this.endsWithSync && s.portals.size > 0 && !s.inTransaction()) s.portals.clear();
+    s.out.flush();
+  }
+}

@@ -1,0 +1,40 @@
+// The extended-protocol messages the router answers on its own: Parse (the statement is kept and
+// prepared lazily where it runs) and Close (a client name goes; a portal on a node is closed there).
+import { CLOSE_COMPLETE, PARSE_COMPLETE, decodeClose, decodeParse } from '@tessera/pg-wire';
+import { RouterError, SQLSTATE } from '../errors.js';
+import { EXPECT_ONE } from '../execute/exchange.js';
+import type { Round } from '../execute/round.js';
+import type { InMsg } from '../session/client-in.js';
+import type { Session } from '../session/session.js';
+import { StatementRecord } from '../statement/prepared.js';
+
+/** Parse: remembered; prepared on a backend when a Bind or Describe needs it there. */
+export function parse(s: Session, m: InMsg, synth: (b: Buffer) => void): undefined {
+  const p = decodeParse(m.body);
+  if (p.name !== '' && s.statements.has(p.name))
+    throw new RouterError(
+      SQLSTATE.duplicatePreparedStatement,
+      `prepared statement "${p.name}" already exists`,
+    );
+  const analyses = s.services.cache.get(p.sql);
+  if (analyses.length > 1)
+    throw new RouterError('42601', 'cannot insert multiple commands into a prepared statement');
+  s.statements.set(p.name, new StatementRecord(p.name, p.sql, p.paramTypes, analyses));
+  synth(PARSE_COMPLETE);
+  return undefined;
+}
+
+/** Close of a statement (the client's name only: the server's may serve others) or a portal. */
+export function close(s: Session, m: InMsg, round: Round, synth: (b: Buffer) => void): undefined {
+  const c = decodeClose(m.body);
+  if (c.target === 'S') {
+    s.statements.delete(c.name);
+    synth(CLOSE_COMPLETE);
+  } else if (s.portals.delete(c.name) || round.backend === undefined) {
+    synth(CLOSE_COMPLETE);
+  } else {
+    round.messages.push(m.raw);
+    round.expect.push(EXPECT_ONE);
+  }
+  return undefined;
+}

@@ -1,0 +1,112 @@
+// The simple query protocol: one Query message, one or more statements, answered with their
+// results and one ReadyForQuery. Each statement is admitted (protocol/admission.ts) and then
+// answered by the router (commands/run-command.ts) or run by the executor; several in one text
+// run as one on a single node (admit/many.ts).
+import { Writer, writeEmptyQueryResponse } from '@tessera/pg-wire';
+import type { Analysis } from '@tessera/sql';
+import { admitMany } from '../admit/many.js';
+import type { Effect } from '../commands/plan.js';
+import { runCommand } from '../commands/run-command.js';
+import { failTransaction } from '../execute/backends.js';
+import { replayable } from '../execute/cross-node.js';
+import type { ExchangeResult } from '../execute/exchange.js';
+import { execute } from '../execute/executor.js';
+import { waitWhileHeld } from '../execute/hold.js';
+import { isWrite } from '../routing/writes.js';
+import type { InMsg } from '../session/client-in.js';
+import type { Session } from '../session/session.js';
+import { simpleStatement } from '../statement/statement.js';
+import { admitted, txnView } from './admission.js';
+import { pinsBackend } from '../commands/effects.js';
+
+const ignore = (): void => undefined;
+
+export async function handleQuery(s: Session, m: InMsg): Promise<void> {
+  try {
+    const sql = m.body.toString('utf8', 0, m.body.length - 1);
+    const analyses = s.services.cache.get(sql);
+    if (analyses.length === 0) {
+      s.out.push(writeEmptyQueryResponse(new Writer(8)).flush());
+    } else if (analyses.length === 1) {
+      await runOne(s, analyses[0]!, m);
+    } else {
+      await runMany(s, analyses, m);
+    }
+  } catch (e) {
+    s.sendError(e);
+    if (s.closed) return;
+    await failTransaction(s).catch(() => undefined);
+  }
+  s.out.push(s.readyFrame());
+  s.out.flush();
+}
+
+/** One statement: answered by the router, or run where its route says. Errors are thrown. */
+async function runOne(s: Session, a: Analysis, m: InMsg): Promise<void> {
+  const stmt = simpleStatement(a);
+  const got = admitted(s, stmt);
+  const d = got instanceof Promise ? await got : got;
+  switch (d.kind) {
+    case 'refused':
+      throw d.error;
+    case 'local':
+      return runCommand(s, d.command, (b) => s.out.push(b));
+    case 'routed':
+      return execute(s, stmt, d, { kind: 'query', raw: m.raw, result: ignore });
+    case 'held':
+      throw new Error('a held statement came back held');
+  }
+}
+
+/** Several statements in one Query: run as one text on the one node they all fit on. */
+async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Promise<void> {
+  let d = admitMany(analyses, s.epoch(), txnView(s));
+  if (d.kind === 'held') d = await waitWhileHeld(s, d, (e) => admitMany(analyses, e, txnView(s)));
+  if (d.kind === 'refused') throw d.error;
+  if (d.kind !== 'routed') throw new Error(`a multi-statement query admitted as ${d.kind}`);
+  const wasOpen = s.txn.phase === 'one' || s.txn.phase === 'cross';
+  const writes = analyses.some((a) => isWrite(a));
+  const effects: Effect[] = [];
+  for (const a of analyses)
+    if (a.kind === 'set') effects.push({ kind: 'set', analysis: a, replay: false });
+  // The statement the executor looks at: a write if any is, a temporary table if any makes one.
+  const main = analyses.find((a) => isWrite(a) && a.kind !== 'set' && a.kind !== 'transaction');
+  const stmt = simpleStatement(main ?? analyses[0]!);
+  await execute(s, stmt, d, {
+    kind: 'query',
+    raw: m.raw,
+    effects,
+    pins: analyses.some(pinsBackend),
+    result: (r, node) => afterMany(s, analyses, wasOpen, writes, r, node),
+  });
+}
+
+/** The transaction's bookkeeping after a multi-statement text ran on `node`. */
+function afterMany(
+  s: Session,
+  analyses: readonly Analysis[],
+  wasOpen: boolean,
+  writes: boolean,
+  result: ExchangeResult,
+  node: string,
+): void {
+  const txn = s.txn;
+  if (txn.phase !== 'one' && txn.phase !== 'cross') return;
+  // A transaction begun by this text: its node wrote only if one of these statements did.
+  if (!wasOpen) txn.setWritten(node, writes);
+  else txn.wrote(node, writes);
+  if (result.error !== undefined) {
+    // Which of the statements ran is unknown: a node joining later could not be given the same
+    // savepoints and settings.
+    if (analyses.some((a) => a.kind === 'transaction' || a.kind === 'set')) txn.markUncertain();
+    return;
+  }
+  let replay = [...txn.replayLog];
+  for (const a of analyses) {
+    if (a.kind === 'transaction' && a.action === 'begin') replay = [a.sql];
+    else if (a.kind === 'transaction' && (a.action === 'commit' || a.action === 'rollback'))
+      replay = a.chain ? replay.slice(0, 1) : ['BEGIN'];
+    else if (replayable(a)) replay.push(a.sql);
+  }
+  txn.replaceReplay(replay);
+}

@@ -1,0 +1,134 @@
+// A client connection's life: the startup handshake, then its messages one at a time from the
+// inbox (client-in.ts), each dispatched by its type to the simple or extended protocol, with no
+// promise and no event-loop turn between messages that need none.
+import { FrontendCode, ProtocolError } from '@tessera/pg-wire';
+import { RouterError, SQLSTATE } from '../errors.js';
+import { handleBatch } from '../protocol/extended.js';
+import { handleQuery } from '../protocol/simple.js';
+import type { InMsg } from './client-in.js';
+import type { Session } from './session.js';
+import { runStartup } from './startup.js';
+
+export class Connection {
+  /** A message's handling is under way (serve() runs, or waits for a message's promise). */
+  private serving = false;
+  /** Extended-protocol messages gathered up to their Sync or Flush. */
+  private batch: InMsg[] = [];
+
+  constructor(private readonly s: Session) {}
+
+  /** Logs the client in, then serve() takes over; never rejects. */
+  async run(): Promise<void> {
+    const s = this.s;
+    const loginTimer = setTimeout(() => {
+      s.fatal(new RouterError('08006', 'the client did not log in in time', 'FATAL'));
+    }, s.services.config.loginTimeoutMs);
+    try {
+      const ok = await runStartup(s).finally(() => clearTimeout(loginTimer));
+      if (!ok) return s.close();
+    } catch (e) {
+      s.fatal(e);
+      return s.close();
+    }
+    // From now on the inbox calls serve() as messages come.
+    s.input.loggedIn(this.serve);
+  }
+
+  /**
+   * Handles the inbox's messages in order, each to its end: those answered at once in this turn,
+   * and after one that has to wait (a backend, the pool), on from when it is done.
+   */
+  private readonly serve = (): void => {
+    if (this.serving) return;
+    this.serving = true;
+    const s = this.s;
+    const input = s.input;
+    try {
+      while (!s.closed && input.hasMessage) {
+        const pending = this.handle(input.takeMessage());
+        if (pending !== undefined) {
+          pending.then(this.served, this.failed);
+          return;
+        }
+      }
+    } catch (e) {
+      return this.failed(e);
+    }
+    this.serving = false;
+  };
+
+  private readonly served = (): void => {
+    this.serving = false;
+    this.serve();
+  };
+
+  private readonly failed = (e: unknown): void => {
+    this.serving = false;
+    this.s.fatal(e);
+    this.s.close();
+  };
+
+  /** Handles one message; a promise only when it has to wait (a backend, the pool). */
+  private handle(m: InMsg): Promise<void> | undefined {
+    const s = this.s;
+    if (m.code === -1) {
+      // The inbox's own FATAL (a frame too long): sent after what came before it, then the end.
+      s.out.push(m.raw);
+      s.out.flush();
+      s.close();
+      return;
+    }
+    if (s.skipUntilSync && m.code !== FrontendCode.Sync) return;
+    switch (m.code) {
+      case FrontendCode.Query:
+        return handleQuery(s, m);
+      case FrontendCode.Parse:
+      case FrontendCode.Bind:
+      case FrontendCode.Describe:
+      case FrontendCode.Execute:
+      case FrontendCode.Close:
+        this.batch.push(m);
+        return;
+      case FrontendCode.Flush:
+      case FrontendCode.Sync:
+        return this.endOfBatch(m);
+      // CopyData, CopyDone, CopyFail outside COPY: dropped, as Postgres does.
+      case FrontendCode.CopyData:
+      case FrontendCode.CopyDone:
+      case FrontendCode.CopyFail:
+        return;
+      case FrontendCode.Terminate:
+        s.close();
+        return;
+      case FrontendCode.FunctionCall:
+        s.sendError(
+          new RouterError(
+            SQLSTATE.featureNotSupported,
+            'the function call protocol message is not supported by the router',
+          ),
+        );
+        s.out.push(s.readyFrame());
+        s.out.flush();
+        return;
+      default:
+        s.fatal(new ProtocolError(`invalid frontend message type ${m.code}`));
+        return;
+    }
+  }
+
+  private endOfBatch(m: InMsg): Promise<void> | undefined {
+    const s = this.s;
+    this.batch.push(m);
+    const batch = this.batch;
+    this.batch = [];
+    if (s.skipUntilSync) {
+      s.skipUntilSync = false;
+      // The backend of the open cycle skips to this Sync too: let it answer.
+      if (s.cycle !== undefined) return handleBatch(s, [m]);
+      s.out.push(s.readyFrame());
+      s.out.flush();
+      return;
+    }
+    return handleBatch(s, batch);
+  }
+}
