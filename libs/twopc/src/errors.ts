@@ -50,6 +50,32 @@ export class CommitAbortedError extends TwoPhaseError {
   }
 }
 
+/**
+ * The decision was commit, but some node did not confirm COMMIT PREPARED in time (it is down or
+ * unreachable): the transaction is committed and the coordinator's recovery finishes it there, but
+ * until then its changes on that node are not visible. The client is not told "COMMIT" (it could
+ * then read its own write's absence); 08007 says it cannot rely on the outcome being visible.
+ */
+export class CommitUnfinishedError extends TwoPhaseError {
+  override readonly name = 'CommitUnfinishedError';
+  readonly sqlstate = '08007';
+  /** The node names that still hold the prepared transaction. */
+  readonly nodes: readonly string[];
+  constructor(
+    txid: string,
+    unfinished: readonly { node: string; error: unknown }[],
+    timeoutMs: number,
+  ) {
+    const nodes = unfinished.map((u) => u.node);
+    super(
+      `transaction ${txid} is committed, but node${nodes.length > 1 ? 's' : ''} ${nodes.map((n) => `"${n}"`).join(', ')} did not confirm COMMIT PREPARED within ${timeoutMs} ms (${describe(unfinished[0]?.error)}); recovery finishes it there, and until then its changes on that node are not visible`,
+      txid,
+      { cause: unfinished[0]?.error },
+    );
+    this.nodes = nodes;
+  }
+}
+
 function describe(e: unknown): string {
   if (e instanceof Error) return e.message || e.name;
   return String(e);

@@ -7,7 +7,13 @@ export {
   type CommitOutcome,
   type PendingCommit,
 } from './commit.js';
-export { CommitAbortedError, InDoubtError, TwoPhaseError } from './errors.js';
+export {
+  CommitAbortedError,
+  CommitUnfinishedError,
+  InDoubtError,
+  TwoPhaseError,
+} from './errors.js';
+export { finishCommit, type FinishOptions, type Recommit } from './finish.js';
 export {
   gidFor,
   gidPrefix,
