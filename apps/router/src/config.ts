@@ -59,6 +59,11 @@ export interface RouterConfig {
   holdTimeoutMs: number;
   /** How long an epoch's acknowledgement waits for statements admitted under older epochs. */
   drainTimeoutMs: number;
+  /**
+   * How long a cross-node COMMIT retries COMMIT PREPARED on a node that did not confirm it
+   * before it answers 08007 instead of COMMIT (the commit is decided; recovery finishes it).
+   */
+  commitFinishTimeoutMs: number;
 }
 
 export const USAGE = `Usage: tessera-router [flags]
@@ -96,6 +101,10 @@ Flags (each also read from the environment variable shown):
   --drain-timeout-ms MS     TESSERA_DRAIN_TIMEOUT_MS how long acknowledging a catalog epoch waits
                                                     for statements admitted under older ones
                                                     (default 5000)
+  --commit-finish-timeout-ms MS
+                    TESSERA_COMMIT_FINISH_TIMEOUT_MS  how long a COMMIT across nodes retries a
+                                                    node's COMMIT PREPARED before it answers
+                                                    08007 instead of COMMIT (default 30000)
                             TESSERA_AUTH_PASSWORD   password of --auth-user, if home asks one
                             TESSERA_NODE_PASSWORD   password for nodes that ask one
                             TESSERA_ADMIN_TOKEN     bearer token for the coordinator
@@ -120,7 +129,8 @@ type ValueKey =
   | 'workers'
   | 'pipelineDepth'
   | 'holdTimeoutMs'
-  | 'drainTimeoutMs';
+  | 'drainTimeoutMs'
+  | 'commitFinishTimeoutMs';
 
 const FLAGS: FlagTable<ValueKey> = {
   '--listen': { env: 'TESSERA_LISTEN', key: 'listen' },
@@ -141,6 +151,10 @@ const FLAGS: FlagTable<ValueKey> = {
   '--pipeline-depth': { env: 'TESSERA_PIPELINE_DEPTH', key: 'pipelineDepth' },
   '--hold-timeout-ms': { env: 'TESSERA_HOLD_TIMEOUT_MS', key: 'holdTimeoutMs' },
   '--drain-timeout-ms': { env: 'TESSERA_DRAIN_TIMEOUT_MS', key: 'drainTimeoutMs' },
+  '--commit-finish-timeout-ms': {
+    env: 'TESSERA_COMMIT_FINISH_TIMEOUT_MS',
+    key: 'commitFinishTimeoutMs',
+  },
 };
 
 export type ParsedArgs = { help: true } | { help: false; config: RouterConfig };
@@ -210,6 +224,14 @@ function validate(raw: RawSettings<ValueKey>, env: NodeJS.ProcessEnv): RouterCon
     pipelineDepth: intSetting(raw, 'pipelineDepth', '--pipeline-depth', 16, 1, 1024),
     holdTimeoutMs: intSetting(raw, 'holdTimeoutMs', '--hold-timeout-ms', 15_000, 1, 3_600_000),
     drainTimeoutMs: intSetting(raw, 'drainTimeoutMs', '--drain-timeout-ms', 5_000, 1, 3_600_000),
+    commitFinishTimeoutMs: intSetting(
+      raw,
+      'commitFinishTimeoutMs',
+      '--commit-finish-timeout-ms',
+      30_000,
+      1,
+      3_600_000,
+    ),
   };
 }
 

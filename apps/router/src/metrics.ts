@@ -21,7 +21,9 @@ export interface RouterMetrics {
 }
 
 /** committed; prepare_failed (a node's error, rolled back); in_doubt (08007); aborted (40001). */
-export type TwoPhaseOutcome = 'committed' | 'prepare_failed' | 'in_doubt' | 'aborted';
+/** `unfinished`: committed, but a node did not confirm COMMIT PREPARED in time (08007). */
+export type TwoPhaseOutcome =
+  'committed' | 'prepare_failed' | 'in_doubt' | 'aborted' | 'unfinished';
 
 export function routerMetrics(
   registry: Registry,

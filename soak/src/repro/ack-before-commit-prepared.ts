@@ -6,9 +6,11 @@
 //   node --conditions=development --import tsx soak/src/repro/ack-before-commit-prepared.ts
 //
 // Steps: one router, stopped by TESSERA_FAULT_2PC=after-decision (ACTION=stop) right after the
-// commit decision is logged; data2 is shut down; the router continues; COMMIT answers; data2
-// starts again; the coordinator's background recovery is off (--recovery-interval-ms 0), so
-// the window stays open and the stale read is certain. Exits 0 when reproduced, 1 when not.
+// commit decision is logged; data2 is shut down; the router continues; data2 starts again 2 s
+// later; COMMIT answers; the coordinator's background recovery is off (--recovery-interval-ms 0),
+// so only the router can finish the commit on data2. Exits 0 when reproduced, 1 when not. The
+// router now retries COMMIT PREPARED before it answers (libs/twopc finish.ts), so it is not:
+// ack-before-commit-prepared.test.ts runs this in npm test and asserts that.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,11 +20,21 @@ import { createTables, declareSchema, snapshotOf } from '../cluster/schema.js';
 import { TABLES } from '../checker/values.js';
 import { parsePlan } from '../plan/plan.js';
 
-const say = (s: string): void => {
+const sayOut = (s: string): void => {
   process.stdout.write(`${s}\n`);
 };
 
-async function main(): Promise<number> {
+export interface ReproResult {
+  reproduced: boolean;
+  /** How the client's COMMIT ended. */
+  answer: string;
+  /** The row of key b read through the router after the answer, as JSON. */
+  seen: string | undefined;
+  /** Prepared transactions left on data2. */
+  prepared: string[];
+}
+
+export async function reproduce(say: (s: string) => void = sayOut): Promise<ReproResult> {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-repro-'));
   const plan = parsePlan(
     {
@@ -69,12 +81,13 @@ async function main(): Promise<number> {
     const data2 = cluster.node('data2');
     await data2.pg.stop('fast');
     await router.process.signal('SIGCONT');
+    const restarted = sleep(2000).then(() => data2.pg.start());
     const answer = await commit.then(
       (r) => `COMMIT answered ${r.command}`,
       (e: { code?: string; message: string }) => `COMMIT failed ${e.code}: ${e.message}`,
     );
     say(answer);
-    await data2.pg.start();
+    await restarted;
     let seen: string | undefined;
     for (let i = 0; i < 20 && seen === undefined; i++) {
       const r = await cluster.routerClient(router);
@@ -97,17 +110,18 @@ async function main(): Promise<number> {
     await c.end().catch(() => undefined);
     const reproduced = answer === 'COMMIT answered COMMIT' && seen === '[]' && prepared.length > 0;
     say(reproduced ? 'REPRODUCED: acknowledged commit not visible on data2' : 'not reproduced');
-    return reproduced ? 0 : 1;
+    return { reproduced, answer, seen, prepared };
   } finally {
     await cluster.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    say(`error: ${e instanceof Error ? e.stack : String(e)}`);
-    process.exit(2);
-  },
-);
+if (process.argv[1] !== undefined && import.meta.filename === process.argv[1])
+  reproduce().then(
+    (r) => process.exit(r.reproduced ? 0 : 1),
+    (e: unknown) => {
+      sayOut(`error: ${e instanceof Error ? e.stack : String(e)}`);
+      process.exit(2);
+    },
+  );

@@ -4,11 +4,14 @@
 // every writer, Decide at the coordinator, COMMIT PREPARED. Every backend goes back to its pool.
 import { Writer, writeQuery } from '@tessera/pg-wire';
 import {
+  CommitUnfinishedError,
   InDoubtError,
   TwoPhaseError,
   commitAcrossNodes,
+  finishCommit,
   newTxid,
   sqlParticipant,
+  type PendingCommit,
 } from '@tessera/twopc';
 import { RouterError, SQLSTATE } from '../errors.js';
 import { BackendError, type Backend } from '../pool/backend.js';
@@ -128,21 +131,57 @@ async function commitWriters(s: Session, writers: readonly Part[]): Promise<void
       clusterUid: s.epoch().snapshot.clusterUid,
       faultHook, // undefined unless TESSERA_FAULT_2PC is set (tests only: fault-hook.ts)
     });
-    services.metrics.twoPhase('committed');
-    if (outcome.pending.length > 0)
+    if (outcome.pending.length > 0) {
+      // Decided, but invisible on those nodes until they run COMMIT PREPARED: COMMIT is not
+      // answered before they did (a later read would miss the write), nor forever (08007).
       services.log.warn(
         { txid, pending: outcome.pending.map((p) => p.node) },
-        'committed; some nodes did not confirm COMMIT PREPARED, recovery finishes them',
+        'committed; some nodes did not confirm COMMIT PREPARED, retrying before COMMIT is answered',
       );
+      await finishCommit(txid, outcome.pending, (p) => recommit(s, p), {
+        timeoutMs: services.config.commitFinishTimeoutMs,
+      });
+    }
+    services.metrics.twoPhase('committed');
   } catch (e) {
     if (e instanceof TwoPhaseError) {
-      const inDoubt = e instanceof InDoubtError;
-      services.metrics.twoPhase(inDoubt ? 'in_doubt' : 'aborted');
-      services.log.warn({ txid, err: e.message }, inDoubt ? 'commit in doubt' : 'commit aborted');
+      const outcome =
+        e instanceof InDoubtError
+          ? 'in_doubt'
+          : e instanceof CommitUnfinishedError
+            ? 'unfinished'
+            : 'aborted';
+      services.metrics.twoPhase(outcome);
+      services.log.warn({ txid, err: e.message }, `commit ${outcome.replace('_', ' ')}`);
       // Typed inside, converted at the edge: the client sees 08007 or 40001 and the sentence.
       throw new RouterError(e.sqlstate, e.message);
     }
     services.metrics.twoPhase('prepare_failed');
     throw e;
+  }
+}
+
+/**
+ * `COMMIT PREPARED` of a pending part on a fresh backend of the node's pool, by the current
+ * catalog (a failover may have moved the node); rejects with the node's error (42704 once the
+ * gid is gone, which finishCommit counts as committed).
+ */
+async function recommit(s: Session, p: PendingCommit): Promise<void> {
+  const { services } = s;
+  const pool = services.pools.pool(s.epoch().snapshot, p.node, s.database, s.user);
+  const b = await pool.acquire(services.config.acquireTimeoutMs, s.passThrough);
+  try {
+    const r = await run1(
+      s,
+      b,
+      [q(`COMMIT PREPARED '${p.gid}'`)],
+      [{ t: 'quiet' }],
+      false,
+      new HeldOut(false),
+    );
+    if (r.quietError !== undefined) throw new BackendError(r.quietError);
+  } finally {
+    if (!b.dead && b.status !== 'I') b.destroy('left inside a transaction by COMMIT PREPARED');
+    pool.release(b);
   }
 }
