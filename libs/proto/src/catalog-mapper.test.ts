@@ -36,6 +36,7 @@ function message(): Catalog {
         state: NodeState.JOINING,
         replicaHost: 'r',
         replicaPort: 3,
+        failingOver: true,
       },
       { name: 'd2', host: 'b', port: 4, role: NodeRole.DATA, state: NodeState.REMOVED },
     ],
@@ -49,6 +50,7 @@ function message(): Catalog {
       { schema: 'public', name: 'r', kind: TableKind.REFERENCE },
       { schema: 'public', name: 'g', kind: TableKind.GLOBAL },
     ],
+    moves: [{ keyspace: 'ks', lo: 0n, hi: MAX, jobId: 7n, source: 'd1', target: 'd2' }],
   });
 }
 
@@ -57,7 +59,15 @@ test('every field and enum of a Catalog message maps to the domain catalog', () 
     epoch: 3n,
     clusterUid: 'u',
     nodes: [
-      { name: 'home', host: 'h', port: 1, role: 'home', state: 'active', replica: undefined },
+      {
+        name: 'home',
+        host: 'h',
+        port: 1,
+        role: 'home',
+        state: 'active',
+        replica: undefined,
+        failingOver: false,
+      },
       {
         name: 'd1',
         host: 'a',
@@ -65,8 +75,17 @@ test('every field and enum of a Catalog message maps to the domain catalog', () 
         role: 'data',
         state: 'joining',
         replica: { host: 'r', port: 3 },
+        failingOver: true,
       },
-      { name: 'd2', host: 'b', port: 4, role: 'data', state: 'removed', replica: undefined },
+      {
+        name: 'd2',
+        host: 'b',
+        port: 4,
+        role: 'data',
+        state: 'removed',
+        replica: undefined,
+        failingOver: false,
+      },
     ],
     keyspaces: [{ name: 'ks', keyType: 'text', seed: 9n }],
     ranges: [
@@ -78,6 +97,7 @@ test('every field and enum of a Catalog message maps to the domain catalog', () 
       { kind: 'reference', schema: 'public', name: 'r' },
       { kind: 'global', schema: 'public', name: 'g' },
     ],
+    moves: [{ keyspace: 'ks', lo: 0n, hi: MAX, jobId: 7n, source: 'd1', target: 'd2' }],
   });
   // And the result is a catalog the snapshot accepts.
   assert.equal(buildSnapshot(catalogFromMessage(message())).isFrozen('ks', 1n), true);
