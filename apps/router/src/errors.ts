@@ -29,6 +29,7 @@ export class RouterError extends Error {
     /** FATAL closes the client connection after the ErrorResponse. */
     readonly severity: 'ERROR' | 'FATAL' = 'ERROR',
     readonly detail?: string,
+    readonly hint?: string,
   ) {
     super(message);
   }

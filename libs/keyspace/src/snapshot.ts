@@ -1,7 +1,8 @@
 // One catalog epoch as an immutable, indexed view: validated whole when built (a catalog that
 // breaks an invariant is refused, never half-used), read by routing on every statement, swapped
 // whole by its readers. The one snapshot a router builds per epoch.
-import type { Catalog, Keyspace, Node, Range, Table } from './catalog.js';
+import type { Catalog, Keyspace, Node, Range, RangeMove, Table } from './catalog.js';
+import { movesByKeyspace } from './moves.js';
 import { CatalogInvalidError, UnknownKeyspaceError } from './errors.js';
 import type { KeyTypeName } from './key-type.js';
 import { RangeMap } from './range-map.js';
@@ -64,6 +65,8 @@ export interface Snapshot {
   readonly failingOver: ReadonlySet<string>;
   /** The ranges a node owns, by keyspace (ordered by lo); empty for a node owning nothing. */
   ownedRanges(node: string): ReadonlyMap<string, readonly Range[]>;
+  /** Moves in progress, by keyspace (DDL on their tables is refused: moves.ts). */
+  readonly moves: ReadonlyMap<string, readonly RangeMove[]>;
 }
 
 /** A Map that refuses changes even through a cast, so a snapshot cannot drift after it is built. */
@@ -268,5 +271,6 @@ export function buildSnapshot(catalog: Catalog): Snapshot {
     hasFrozen: [...keyspaces.values()].some((k) => k.hasFrozen),
     failingOver: frozenSet(live.filter((n) => n.failingOver === true).map((n) => n.name)),
     ownedRanges: (node: string) => owned.get(node) ?? EMPTY,
+    moves: movesByKeyspace(catalog),
   });
 }

@@ -10,7 +10,7 @@ import {
   isSessionCommand,
   planCommand,
 } from '../commands/plan.js';
-import { unsupported } from '../errors.js';
+import { RouterError, unsupported } from '../errors.js';
 import { route } from '../routing/route.js';
 import type { Statement } from '../statement/statement.js';
 import type { TxnPhase } from '../txn/machine.js';
@@ -41,7 +41,14 @@ export function admit<E extends Admission>(stmt: Statement, epoch: E, txn: Admit
   }
   const r = route(a, snapshot, stmt.params);
   if (r.kind === 'refuse')
-    return { kind: 'refused', error: unsupported(r.message), label: 'refused' };
+    return {
+      kind: 'refused',
+      error:
+        r.code === undefined
+          ? unsupported(r.message)
+          : new RouterError(r.code, r.message, 'ERROR', undefined, r.hint),
+      label: 'refused',
+    };
   if (stmt.purpose === 'describe') return { kind: 'routed', route: r, epoch, effect };
   if (r.kind === 'params')
     return {

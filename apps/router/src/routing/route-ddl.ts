@@ -3,7 +3,7 @@
 // what touches only global tables stays on home.
 import type { DdlAnalysis, MaintenanceAnalysis } from '@tessera/sql';
 import { quoteIdent, quoteQualified } from '@tessera/sql';
-import { fenceCheckSql } from '@tessera/keyspace';
+import { ddlRefusalForMove, fenceCheckSql } from '@tessera/keyspace';
 import type { Snapshot } from '@tessera/keyspace';
 import type { ParamSource } from './key-hash.js';
 import { route } from './route.js';
@@ -98,6 +98,11 @@ export function routeDdl(
       .map((o) => lookupTable(catalog, o.schema, o.name)),
   ];
   const distributed = views.filter((v) => v.kind !== 'global');
+  for (const v of distributed) {
+    if (v.kind !== 'sharded') continue;
+    const moving = ddlRefusalForMove(catalog.moves, v.keyspace.name, qualified(v));
+    if (moving !== undefined) return refuse(moving.message, moving.code, moving.hint);
+  }
   if (distributed.length > 0) {
     const global = views.find((v) => v.kind === 'global');
     if (global) {

@@ -59,10 +59,13 @@ export interface MultiWriteRoute {
   readonly nodes: readonly string[];
 }
 
-/** The router will not run it: SQLSTATE 0A000 with `message` naming why. */
+/** The router will not run it: SQLSTATE 0A000 (or `code`) with `message` naming why. */
 export interface RefuseRoute {
   readonly kind: 'refuse';
   readonly message: string;
+  /** A SQLSTATE other than 0A000 (55006: DDL during a move), with its hint. */
+  readonly code?: string | undefined;
+  readonly hint?: string | undefined;
 }
 
 /** The node depends on bind parameters not known yet (a Parse before its Bind). */
@@ -81,8 +84,8 @@ export type Route =
   | NeedsParamsRoute;
 
 /** The router will not run it (routing rules' shorthand). */
-export function refuse(message: string): Route {
-  return { kind: 'refuse', message };
+export function refuse(message: string, code?: string, hint?: string): Route {
+  return code === undefined ? { kind: 'refuse', message } : { kind: 'refuse', message, code, hint };
 }
 
 /** The home node: global tables, and (`flexible`) statements any node answers alike. */

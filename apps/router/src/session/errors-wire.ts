@@ -26,6 +26,7 @@ export function errorFields(e: unknown): {
   if (e instanceof RouterError) {
     const fields: NoticeFields = { severity: e.severity, code: e.sqlstate, message: e.message };
     if (e.detail !== undefined) fields.detail = e.detail;
+    if (e.hint !== undefined) fields.hint = e.hint;
     return { fields, fatal: e.severity === 'FATAL', internal: false };
   }
   if (e instanceof ProtocolError)
