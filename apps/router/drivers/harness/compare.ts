@@ -87,9 +87,9 @@ export function isError(value: string): boolean {
  * failure that names none (a tool's `ERROR exit=1`, a `table=ERROR` in a summary) is `error`.
  */
 export function errorsIn(value: string): string[] {
-  const states = [...value.matchAll(/\b(?:ERROR|caught) ([0-9A-Z]{5}|client:\S+)(?=$|[\s,;)\]])/g)].map(
-    (m) => m[1] ?? '',
-  );
+  const states = [
+    ...value.matchAll(/\b(?:ERROR|caught) ([0-9A-Z]{5}|client:\S+)(?=$|[\s,;)\]])/g),
+  ].map((m) => m[1] ?? '');
   if (states.length === 0 && /(^ERROR\b|=ERROR\b)/.test(value)) return ['error'];
   return states;
 }
