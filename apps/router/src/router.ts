@@ -2,8 +2,13 @@
 // client connection. Programmatic (tests, `tessera up`) and behind main.ts.
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { hostname } from 'node:os';
-import { TxnService, createClient, parseAddress, formatAddress } from '@tessera/proto';
-import { grpcDecisionLog } from '@tessera/twopc';
+import {
+  TxnService,
+  createClient,
+  grpcDecisionLog,
+  parseAddress,
+  formatAddress,
+} from '@tessera/proto';
 import { createLogger, createMetrics, startMetricsServer, type Logger } from '@tessera/telemetry';
 import { AnalysisCache, initSqlParser } from '@tessera/sql';
 import { defaultConfig, type RouterConfig } from './config.js';

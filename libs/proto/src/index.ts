@@ -273,3 +273,11 @@ export type { ReflectionVersion } from './reflection-protocol.js';
 export type { FileRegistry } from '@bufbuild/protobuf';
 
 export { TESSERA_SERVICES } from './services.js';
+
+// --- the cross-node commit's decision log (@tessera/twopc's DecisionLog over TxnService) ---
+export {
+  grpcDecisionLog,
+  type DecisionText,
+  type GrpcDecisionLog,
+  type GrpcDecisionLogOptions,
+} from './decision-log.js';

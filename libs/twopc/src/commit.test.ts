@@ -4,11 +4,10 @@
 // node that dies after the decision (committed anyway, finished by recovery).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TxnService, createClient, Decision } from '@tessera/proto';
+import { TxnService, createClient, Decision, grpcDecisionLog } from '@tessera/proto';
 import { commitAcrossNodes } from './commit.js';
 import { CommitAbortedError, InDoubtError } from './errors.js';
 import { newTxid } from './gid.js';
-import { grpcDecisionLog } from './grpc-log.js';
 import {
   appliedOn,
   loggedDecision,

@@ -5,11 +5,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
+import { grpcDecisionLog } from '@tessera/proto';
 import { commitAcrossNodes, type PendingCommit } from './commit.js';
 import { CommitUnfinishedError } from './errors.js';
 import { finishCommit } from './finish.js';
 import { newTxid } from './gid.js';
-import { grpcDecisionLog } from './grpc-log.js';
 import {
   NODES,
   appliedOn,

@@ -23,7 +23,6 @@ export {
   parseGid,
   type ParsedGid,
 } from './gid.js';
-export { grpcDecisionLog, type GrpcDecisionLogOptions } from './grpc-log.js';
 export {
   sqlParticipant,
   type DecisionLog,

@@ -14,10 +14,9 @@
 import { writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
-import { TxnService, createClient } from '@tessera/proto';
+import { TxnService, createClient, grpcDecisionLog } from '@tessera/proto';
 import { commitAcrossNodes } from '../commit.js';
 import { TwoPhaseError } from '../errors.js';
-import { grpcDecisionLog } from '../grpc-log.js';
 import { sqlParticipant, type DecisionLog, type FaultPoint } from '../participant.js';
 import { CHILD_APP } from './cluster.js';
 

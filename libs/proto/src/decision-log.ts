@@ -1,9 +1,22 @@
-// A DecisionLog over the coordinator's TxnService.Decide. Deciding is idempotent (the first
-// decision for a txid wins and every later call returns it), so a call that failed may be repeated
-// safely, on the same coordinator or on a standby that took over.
+// A decision log over the coordinator's TxnService.Decide: the gRPC side of @tessera/twopc's
+// DecisionLog seam, which it matches structurally. It lives here, not in twopc, because twopc is a
+// pure library (no gRPC; docs/architecture.md, "Layering"), and proto does not import twopc so that
+// twopc's tests can use this against a real coordinator without a cycle between the two projects.
+// Deciding is idempotent (the first decision for a txid wins and every later call returns it), so
+// a call that failed may be repeated safely, on the same coordinator or on a standby that took over.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Code, Decision, RpcError, type Client, type TxnService } from '@tessera/proto';
-import type { DecisionLog, DecisionText } from './participant.js';
+import { Code, RpcError } from './errors.js';
+import type { Client } from './client.js';
+import { Decision, type TxnService } from './gen/tessera/v1/ops_pb.js';
+
+/** A commit decision as @tessera/twopc spells it. */
+export type DecisionText = 'commit' | 'abort';
+
+/** The shape of @tessera/twopc's DecisionLog. */
+export interface GrpcDecisionLog {
+  /** Logs `decision` unless one is logged already; resolves with the logged one, once durable. */
+  decide(txid: string, decision: DecisionText, participants: string[]): Promise<DecisionText>;
+}
 
 export interface GrpcDecisionLogOptions {
   /** Deadline of each Decide call. Default 5 s. */
@@ -23,7 +36,7 @@ type Decider = Pick<Client<typeof TxnService>, 'decide'>;
 export function grpcDecisionLog(
   clients: Decider | readonly Decider[],
   opts: GrpcDecisionLogOptions = {},
-): DecisionLog {
+): GrpcDecisionLog {
   const list: readonly Decider[] = Array.isArray(clients) ? clients : [clients as Decider];
   if (list.length === 0) throw new TypeError('grpcDecisionLog needs at least one client');
   const deadlineMs = opts.callDeadlineMs ?? 5_000;

@@ -1,0 +1,169 @@
+#!/usr/bin/env node
+// Fails when relative imports between the TypeScript files under a directory form a circle of
+// more than `maxFiles` files (a strongly connected component of the import graph). Two files that
+// import each other are tolerated; a longer circle means a concept is spread over files that cannot
+// be understood or tested one at a time (issue 13). Test files (*.test.ts, *.itest.ts) are left
+// out. Every import counts, `import type` and `export ... from` included, and so does a dynamic
+// import() of a literal path: a circle of types is still a circle of concepts.
+//
+// Circles that exist and are accepted are listed in `scripts/import-circles.allow.json` (an
+// array of arrays of repository-relative paths); a listed circle must match exactly, so a circle
+// that grows, shrinks or is new fails. Run by `npm run lint`;
+// `node scripts/check-import-circles.mjs [dir] [maxFiles]`.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+
+const root = resolve(import.meta.dirname, '..');
+const dir = resolve(root, process.argv[2] ?? 'apps/router/src');
+const maxFiles = Number(process.argv[3] ?? 2);
+const allowFile = join(import.meta.dirname, 'import-circles.allow.json');
+
+function files(d, out = []) {
+  for (const e of readdirSync(d, { withFileTypes: true })) {
+    if (e.name === 'node_modules' || e.name === 'dist') continue;
+    const p = join(d, e.name);
+    if (e.isDirectory()) files(p, out);
+    else if (isSource(e.name)) out.push(p);
+  }
+  return out;
+}
+
+function isSource(name) {
+  return (
+    name.endsWith('.ts') &&
+    !name.endsWith('.d.ts') &&
+    !name.endsWith('.test.ts') &&
+    !name.endsWith('.itest.ts')
+  );
+}
+
+/** The relative module specifiers `file` imports or re-exports. */
+function specifiers(file) {
+  const text = readFileSync(file, 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
+  const out = [];
+  const visit = (node) => {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier !== undefined &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
+      out.push(node.moduleSpecifier.text);
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments.length === 1 &&
+      ts.isStringLiteralLike(node.arguments[0])
+    ) {
+      out.push(node.arguments[0].text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out.filter((s) => s.startsWith('./') || s.startsWith('../'));
+}
+
+/** `./x.js` from `a/b.ts` -> `a/x.ts` (or `a/x/index.ts`), if that file is in the graph. */
+function resolveImport(from, spec, known) {
+  const base = resolve(dirname(from), spec);
+  const candidates = [
+    base.replace(/\.js$/, '.ts'),
+    base,
+    `${base}.ts`,
+    join(base.replace(/\.js$/, ''), 'index.ts'),
+  ];
+  return candidates.find((c) => known.has(c));
+}
+
+const all = files(dir);
+const known = new Set(all);
+const edges = new Map(all.map((f) => [f, []]));
+for (const f of all) {
+  for (const s of specifiers(f)) {
+    const to = resolveImport(f, s, known);
+    if (to !== undefined && to !== f) edges.get(f).push(to);
+  }
+}
+
+// Tarjan's strongly connected components, iterative so deep import chains cannot overflow.
+function components() {
+  let index = 0;
+  const idx = new Map();
+  const low = new Map();
+  const onStack = new Set();
+  const stack = [];
+  const out = [];
+  for (const start of all) {
+    if (idx.has(start)) continue;
+    const work = [[start, 0]];
+    idx.set(start, index);
+    low.set(start, index++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length > 0) {
+      const frame = work[work.length - 1];
+      const [v, i] = frame;
+      const next = edges.get(v);
+      if (i < next.length) {
+        frame[1]++;
+        const w = next[i];
+        if (!idx.has(w)) {
+          idx.set(w, index);
+          low.set(w, index++);
+          stack.push(w);
+          onStack.add(w);
+          work.push([w, 0]);
+        } else if (onStack.has(w)) {
+          low.set(v, Math.min(low.get(v), idx.get(w)));
+        }
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) {
+        const parent = work[work.length - 1][0];
+        low.set(parent, Math.min(low.get(parent), low.get(v)));
+      }
+      if (low.get(v) === idx.get(v)) {
+        const scc = [];
+        let w;
+        do {
+          w = stack.pop();
+          onStack.delete(w);
+          scc.push(w);
+        } while (w !== v);
+        out.push(scc);
+      }
+    }
+  }
+  return out;
+}
+
+const key = (paths) => [...paths].sort().join('\n');
+const allowed = existsSync(allowFile)
+  ? new Set(JSON.parse(readFileSync(allowFile, 'utf8')).map(key))
+  : new Set();
+
+const rel = (f) => relative(root, f);
+const circles = components()
+  .filter((c) => c.length > maxFiles)
+  .map((c) => c.map(rel).sort());
+const offending = circles.filter((c) => !allowed.has(key(c)));
+
+if (offending.length === 0) {
+  const note = circles.length > 0 ? ` (${circles.length} allowed by ${rel(allowFile)})` : '';
+  console.log(`import circles: none in ${rel(dir)} spans more than ${maxFiles} files${note}`);
+  process.exit(0);
+}
+for (const c of offending) {
+  console.error(`import circle of ${c.length} files in ${rel(dir)} (at most ${maxFiles}):`);
+  for (const f of c) {
+    const inCircle = new Set(c);
+    const to = edges
+      .get(resolve(root, f))
+      .map(rel)
+      .filter((t) => inCircle.has(t));
+    console.error(`  ${f} -> ${[...new Set(to)].join(', ')}`);
+  }
+}
+process.exit(1);
