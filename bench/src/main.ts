@@ -4,7 +4,7 @@ import { cpus } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { REPO_ROOT } from './harness/entry.js';
 import { OPTIONS_HELP, parseOptions, UsageError } from './options.js';
-import { checkLine, markdownTable } from './report/markdown.js';
+import { checkLine, comparisonTable, markdownTable } from './report/markdown.js';
 import { updateBenchmarksDoc } from './report/docs.js';
 import { writeResult } from './report/write.js';
 import { findSuite, SUITES } from './suites/registry.js';
@@ -53,6 +53,7 @@ async function main(argv: string[]): Promise<number> {
   const files = writeResult(opts.outDir, result);
   log('');
   log(markdownTable(result));
+  if (result.comparison) log(`\n${comparisonTable(result.comparison)}`);
   for (const t of result.targets) if (t.skipped) log(`\nskipped ${t.name}: ${t.skipped}`);
   for (const c of result.checks ?? []) log(`\ncheck ${checkLine(c)}`);
   if (result.capacity && result.capacity.length > 0) {

@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseOptions } from './options.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { parseOptions, UsageError } from './options.js';
 
 test("a suite's defaults apply when the flags are absent, and give way to the flags and to --quick", () => {
   const steady = { rounds: 1, durationS: 600, warmupS: 60 };
@@ -12,4 +15,23 @@ test("a suite's defaults apply when the flags are absent, and give way to the fl
   assert.deepEqual([given.rounds, given.durationS, given.warmupS], [1, 60, 0]);
   const quick = parseOptions(['--quick'], 2, steady);
   assert.deepEqual([quick.rounds, quick.durationS, quick.warmupS], [1, 2, 0]);
+});
+
+test('--router-baseline takes a checkout with a built router, and refuses one without', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-baseline-'));
+  try {
+    assert.throws(
+      () => parseOptions(['--router-baseline', dir], 2),
+      (e) =>
+        e instanceof UsageError && /dist[/]main\.js does not exist; run npm ci/.test(e.message),
+    );
+    assert.throws(() => parseOptions(['--router-baseline'], 2), UsageError);
+    mkdirSync(join(dir, 'apps', 'router', 'dist'), { recursive: true });
+    writeFileSync(join(dir, 'apps', 'router', 'dist', 'main.js'), '');
+    const o = parseOptions(['--router-baseline', relative(process.cwd(), dir)], 2);
+    assert.equal(o.routerBaseline, dir);
+    assert.equal(parseOptions([], 2).routerBaseline, undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

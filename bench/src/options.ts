@@ -1,5 +1,6 @@
 // Command-line options shared by every suite, and `--quick` (the smoke test's tiny settings).
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { REPO_ROOT } from './harness/entry.js';
 
 export interface BenchOptions {
@@ -32,6 +33,11 @@ export interface BenchOptions {
   routerPipelineDepth?: number | undefined;
   /** How long a router may take to answer its first query before it counts as unable to start. */
   routerStartTimeoutMs: number;
+  /**
+   * overhead: another checkout (absolute path) whose built apps/router/dist/main.js runs as the
+   * extra target `router-base`, with the router's flags, in the same rounds.
+   */
+  routerBaseline?: string | undefined;
 }
 
 /**
@@ -50,8 +56,9 @@ export const OPTIONS_HELP = `Options:
   --duration S          seconds per pgbench run (default 10; steady: 600)
   --warmup S            seconds of warm-up per target before round 1 (default 5; steady: 60)
   --clients LIST        client counts, replacing every workload's own (e.g. 16,64)
-  --targets LIST        only these targets (direct,router,pgbouncer,passthrough; scatter:
-                        router,single; 2pc: transfer-cross,transfer-local,direct-local)
+  --targets LIST        only these targets (direct,router,pgbouncer,passthrough, and
+                        router-base with --router-baseline; scatter: router,single; 2pc:
+                        transfer-cross,transfer-local,direct-local)
   --scale N             pgbench branches (overhead: on the node; scaleout: per node)
   --nodes LIST          scaleout: node counts (default 1,2,3)
   --routers LIST        scaleout: router process counts (default 1,2)
@@ -65,6 +72,9 @@ export const OPTIONS_HELP = `Options:
   --router-workers N    router processes sharing one port (its --workers; default 1)
   --router-pipeline-depth N
                         the router's --pipeline-depth (default: the router's own)
+  --router-baseline DIR overhead: also run DIR/apps/router/dist/main.js (another checkout,
+                        built) as target router-base, with the router's flags, in the same
+                        rounds; adds "x router-base" (TPS over router-base's, per round)
   --no-install          never apt-get install pgbouncer; skip it when missing
   --out DIR             where results go (default bench/results)
   --quick               smoke settings: 1 round, 2 s runs, 2 clients, scale 1, no warm-up,
@@ -86,6 +96,19 @@ function one(flag: string, text: string | undefined): number {
   const [n] = list(flag, text);
   if (text?.includes(',')) throw new UsageError(`${flag} takes one number, not "${text}"`);
   return n!;
+}
+
+/** The checkout given to --router-baseline, absolute; it must hold a built router. */
+function baselineDir(text: string | undefined): string {
+  if (!text) throw new UsageError('--router-baseline needs a directory (another checkout)');
+  const dir = resolve(text);
+  const main = join(dir, 'apps', 'router', 'dist', 'main.js');
+  if (!existsSync(main)) {
+    throw new UsageError(
+      `--router-baseline ${text}: ${main} does not exist; run npm ci (or npm run build) in that checkout first`,
+    );
+  }
+  return dir;
 }
 
 export function parseOptions(
@@ -191,6 +214,9 @@ export function parseOptions(
         break;
       case '--router-pipeline-depth':
         o.routerPipelineDepth = one(a, v());
+        break;
+      case '--router-baseline':
+        o.routerBaseline = baselineDir(v());
         break;
       default:
         throw new UsageError(`unknown option "${a}"; run with --help to see the options`);

@@ -3,7 +3,7 @@
 // wrote to bench/results (never after --quick or --out elsewhere).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkLine, markdownTable } from './markdown.js';
+import { checkLine, comparisonTable, markdownTable } from './markdown.js';
 import type { SuiteResult } from './model.js';
 
 export async function updateBenchmarksDoc(repoRoot: string, r: SuiteResult): Promise<boolean> {
@@ -26,6 +26,7 @@ export async function updateBenchmarksDoc(repoRoot: string, r: SuiteResult): Pro
     '',
     markdownTable(r),
     '',
+    ...(r.comparison ? [comparisonTable(r.comparison), ''] : []),
     ...skipped.map((t) => `Skipped **${t.name}**: ${t.skipped}\n`),
     ...(r.checks ?? []).map((c) => `Check ${checkLine(c)}\n`),
     `![${r.title}](../bench/results/${base}.svg)`,

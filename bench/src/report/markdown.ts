@@ -1,6 +1,7 @@
 // The markdown form of a result: one table of medians, then what was skipped and why, what it was
 // measured on, and the capacity lines. docs/benchmarks.md embeds this file's table as it is.
-import { formatValue, type CheckResult, type SuiteResult } from './model.js';
+import { median } from '../harness/stats.js';
+import { formatValue, type CheckResult, type PairedComparison, type SuiteResult } from './model.js';
 
 export function checkLine(c: CheckResult): string {
   return `${c.ok ? 'OK' : 'FAILED'}: ${c.name}: ${c.detail}`;
@@ -20,6 +21,52 @@ export function markdownTable(r: SuiteResult): string {
   return lines.join('\n');
 }
 
+/** (max - min) / median of the rounds' values, as a percentage; – with fewer than two. */
+function spread(values: readonly (number | null)[]): string {
+  const ok = values.filter((v): v is number => v !== null);
+  const mid = median(ok);
+  if (ok.length < 2 || mid === null || mid === 0) return '–';
+  return `${(((Math.max(...ok) - Math.min(...ok)) / mid) * 100).toFixed(1)}%`;
+}
+
+/** The paired comparison: each round's numbers of both targets, the ratios and their spread. */
+export function comparisonTable(c: PairedComparison): string {
+  const { target: t, reference: ref } = c;
+  const each = (vs: readonly (number | null)[], digits: number) =>
+    vs.map((v) => formatValue(v, digits)).join(' / ');
+  const head = [
+    'workload',
+    `${t} TPS by round`,
+    `${ref} TPS by round`,
+    `${t} / ${ref} by round`,
+    'median ratio',
+    'ratio min–max',
+    `TPS spread ${t} / ${ref}`,
+  ];
+  const lines = [
+    `| ${head.join(' | ')} |`,
+    `|${head.map((_, i) => (i < 1 ? '---' : '---:')).join('|')}|`,
+  ];
+  for (const row of c.rows) {
+    const ratios = row.ratios.filter((v): v is number => v !== null);
+    const range =
+      ratios.length > 0
+        ? `${formatValue(Math.min(...ratios), 3)}–${formatValue(Math.max(...ratios), 3)}`
+        : '–';
+    const cells = [
+      row.group,
+      each(row.values, 0),
+      each(row.referenceValues, 0),
+      each(row.ratios, 3),
+      formatValue(row.median, 3),
+      range,
+      `${spread(row.values)} / ${spread(row.referenceValues)}`,
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
 export function markdownReport(r: SuiteResult, svgFile: string): string {
   const m = r.machine;
   const out: string[] = [
@@ -32,6 +79,15 @@ export function markdownReport(r: SuiteResult, svgFile: string): string {
     `![${r.title}](${svgFile})`,
     '',
   ];
+  if (r.comparison) {
+    const c = r.comparison;
+    out.push(
+      `${c.target} against ${c.reference}, the same workloads in the same rounds (TPS spread: (max - min) / median over rounds):`,
+      '',
+      comparisonTable(c),
+      '',
+    );
+  }
   const skipped = r.targets.filter((t) => t.skipped !== undefined);
   if (skipped.length > 0) {
     out.push('Skipped targets:', '');

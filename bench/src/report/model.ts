@@ -64,6 +64,26 @@ export interface Timeline {
   events?: { label: string; atS: number }[] | undefined;
 }
 
+/** One workload of a paired comparison: a value per round of each target, and their ratios. */
+export interface PairedRow {
+  group: string;
+  /** Index i is round i+1; null where that round has no number. */
+  values: (number | null)[];
+  referenceValues: (number | null)[];
+  ratios: (number | null)[];
+  /** Median of the rounds' ratios. */
+  median: number | null;
+}
+
+/** A target against a reference measured in the same rounds (overhead's router vs router-base). */
+export interface PairedComparison {
+  target: string;
+  reference: string;
+  /** The metric compared, e.g. tps. */
+  metric: string;
+  rows: PairedRow[];
+}
+
 export interface SuiteResult {
   suite: string;
   title: string;
@@ -87,6 +107,8 @@ export interface SuiteResult {
   /** The target every other is compared with (default `direct`): a run without it measured nothing. */
   baseline?: string | undefined;
   checks?: CheckResult[] | undefined;
+  /** Side-by-side per-round numbers of two targets (overhead with --router-baseline). */
+  comparison?: PairedComparison | undefined;
   /** Lines to paste into docs/capacity.md (overhead suite). */
   capacity?: string[] | undefined;
 }

@@ -3,8 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { summarize, type Measurement } from '../report/model.js';
-import { addRatios } from '../report/ratios.js';
-import { METRICS, overheadChecks } from './overhead.js';
+import { comparisonTable } from '../report/markdown.js';
+import { addRatios, pairedComparison } from '../report/ratios.js';
+import { METRICS, overheadChecks, overheadWorkloads } from './overhead.js';
 
 function m(round: number, group: string, target: string, tps: number, cpu?: number): Measurement {
   return { round, group, target, values: cpu === undefined ? { tps } : { tps, cpuUsPerStmt: cpu } };
@@ -64,5 +65,60 @@ test('the targets are judged from the medians and say their numbers', () => {
   assert.deepEqual(
     overheadChecks(summarize(routerOnly, METRICS)).map((c) => c.name),
     ["router CPU per statement <= 25 µs and <= 1.15x the bare Node pipe's"],
+  );
+});
+
+test('the router is compared with its baseline round by round, and judged by the median ratio', () => {
+  const ms = [
+    m(1, 'select, 16 clients', 'router', 980),
+    m(1, 'select, 16 clients', 'router-base', 1000),
+    m(2, 'select, 16 clients', 'router', 500), // a round hit by noise: both targets slower
+    m(2, 'select, 16 clients', 'router-base', 520),
+    m(3, 'select, 16 clients', 'router', 1010),
+    m(3, 'select, 16 clients', 'router-base', 1000),
+    m(1, 'write, 16 clients', 'router', 90),
+    m(1, 'write, 16 clients', 'router-base', 100),
+    { ...m(2, 'write, 16 clients', 'router', 0), values: {}, error: 'pgbench failed' },
+    m(2, 'write, 16 clients', 'router-base', 100),
+    m(3, 'write, 16 clients', 'router', 92),
+    m(3, 'write, 16 clients', 'router-base', 100),
+  ];
+  const c = pairedComparison(ms, 'router', 'router-base');
+  assert.deepEqual(
+    c.rows.map((r) => [r.group, r.values, r.ratios.map((x) => x?.toFixed(3) ?? null)]),
+    [
+      ['select, 16 clients', [980, 500, 1010], ['0.980', '0.962', '1.010']],
+      ['write, 16 clients', [90, null, 92], ['0.900', null, '0.920']],
+    ],
+  );
+  assert.equal(c.rows[1]!.median, 0.91);
+  const [check] = overheadChecks([], c);
+  assert.deepEqual(
+    [check!.ok, check!.detail],
+    [false, 'select, 16 clients 0.980x; write, 16 clients 0.910x'],
+  );
+  assert.match(comparisonTable(c), /\| write, 16 clients \| 90 \/ – \/ 92 \| 100 \/ 100 \/ 100 \|/);
+  // Without a baseline in the run there is no such check.
+  assert.deepEqual(overheadChecks([]), []);
+});
+
+test('the workloads cover -S in both protocols; the prepared ones keep their names', () => {
+  assert.deepEqual(
+    overheadWorkloads().map((w) => [w.group, w.protocol]),
+    [
+      ['select, 16 clients', 'prepared'],
+      ['select, 64 clients', 'prepared'],
+      ['select -M simple, 16 clients', 'simple'],
+      ['write, 16 clients', 'prepared'],
+      ['tpcb-branch, 16 clients', 'prepared'],
+    ],
+  );
+});
+
+test('the CPU check leaves out the pipe ratio when the pipe did not run', () => {
+  const ms = [m(1, 'select, 16 clients', 'router', 100, 12)];
+  assert.deepEqual(
+    overheadChecks(summarize(ms, METRICS)).map((c) => c.detail),
+    ['select, 16 clients 12.0 µs'],
   );
 });

@@ -2,10 +2,12 @@
 // Postgres directly, through the router (one-node catalog, pgbench tables distributed by bid),
 // through PgBouncer in session mode and through a bare Node pipe, in interleaved rounds; reported
 // as TPS, latency, ratios to direct and to PgBouncer from the same round, and the proxy's CPU per
-// statement.
+// statement. With --router-baseline, another checkout's router runs too (router-base), and the
+// router is judged against it round by round.
 import { roundOrder } from '../harness/stats.js';
 import { quietNode } from '../pgbench/load.js';
 import { measure } from '../pgbench/measure.js';
+import type { PgbenchProtocol } from '../pgbench/run.js';
 import { WORKLOADS, workloadScript, type WorkloadKind } from '../pgbench/scripts.js';
 import { capacityLines } from '../report/capacity.js';
 import {
@@ -13,10 +15,11 @@ import {
   type CheckResult,
   type Measurement,
   type Metric,
+  type PairedComparison,
   type SuiteResult,
   type SummaryRow,
 } from '../report/model.js';
-import { addRatios } from '../report/ratios.js';
+import { addRatios, pairedComparison } from '../report/ratios.js';
 import { startPgbenchNode } from './pgbench-targets.js';
 import { runStamp, type Suite, type SuiteContext } from './suite.js';
 
@@ -27,13 +30,19 @@ const DEFAULT_SCALE = 10;
  * each without waiting at these client counts. PgBouncer in session mode keeps one per client.
  */
 export const ROUTER_POOL_SIZE = 20;
-const TARGETS = ['direct', 'router', 'pgbouncer', 'passthrough'] as const;
+const TARGETS = ['direct', 'router', 'router-base', 'pgbouncer', 'passthrough'] as const;
+/** The router must not fall further below its baseline than this, in any workload. */
+export const MIN_VS_BASELINE = 0.95;
 
-/** The issue's workloads: -S at 16 and 64 clients, writes and TPC-B-within-branch at 16. */
-const PLAN: readonly { kind: WorkloadKind; clients: number[] }[] = [
-  { kind: 'select', clients: [16, 64] },
-  { kind: 'write', clients: [16] },
-  { kind: 'tpcb-branch', clients: [16] },
+/**
+ * The issue's workloads: -S at 16 and 64 clients, writes and TPC-B-within-branch at 16, all
+ * -M prepared; and -S -M simple at 16, the literal-text path (a parse per new text).
+ */
+const PLAN: readonly { kind: WorkloadKind; protocol: PgbenchProtocol; clients: number[] }[] = [
+  { kind: 'select', protocol: 'prepared', clients: [16, 64] },
+  { kind: 'select', protocol: 'simple', clients: [16] },
+  { kind: 'write', protocol: 'prepared', clients: [16] },
+  { kind: 'tpcb-branch', protocol: 'prepared', clients: [16] },
 ];
 
 export const METRICS: Metric[] = [
@@ -45,6 +54,8 @@ export const METRICS: Metric[] = [
   { key: 'cpuUsPerStmt', label: 'proxy CPU µs/stmt', digits: 1 },
   { key: 'cpuVsPipe', label: 'CPU x pipe', digits: 2 },
 ];
+/** With --router-baseline: TPS over router-base's in the same round and workload. */
+const VS_BASE: Metric = { key: 'vsBase', label: 'x router-base', digits: 3 };
 
 /** The issue's targets for the router on this suite (docs/benchmarks.md shows them as checks). */
 export const TARGETS_OF_ROUTER = {
@@ -59,7 +70,10 @@ export const TARGETS_OF_ROUTER = {
  * The targets judged from the medians of a run: each one a check that says its numbers, met or
  * not. A check whose rows the run did not produce (other --clients or --targets) is left out.
  */
-export function overheadChecks(summary: readonly SummaryRow[]): CheckResult[] {
+export function overheadChecks(
+  summary: readonly SummaryRow[],
+  comparison?: PairedComparison,
+): CheckResult[] {
   const T = TARGETS_OF_ROUTER;
   const router = (group: string) => summary.find((r) => r.group === group && r.target === 'router');
   const f = (x: number | null | undefined, d = 2) => (typeof x === 'number' ? x.toFixed(d) : 'n/a');
@@ -90,8 +104,19 @@ export function overheadChecks(summary: readonly SummaryRow[]): CheckResult[] {
       name: `router CPU per statement <= ${T.cpuUsPerStmt} µs and <= ${T.cpuVsPipe}x the bare Node pipe's`,
       ok: cpu.every(within),
       detail: cpu
-        .map((r) => `${r.group} ${f(r.values['cpuUsPerStmt'], 1)} µs, ${f(r.values['cpuVsPipe'])}x`)
+        .map((r) => {
+          const pipe = r.values['cpuVsPipe'];
+          return `${r.group} ${f(r.values['cpuUsPerStmt'], 1)} µs${pipe == null ? '' : `, ${f(pipe)}x`}`;
+        })
         .join('; '),
+    });
+  }
+  if (comparison && comparison.rows.length > 0) {
+    const { target, reference, rows } = comparison;
+    checks.push({
+      name: `${target} >= ${MIN_VS_BASELINE}x ${reference} in every workload (median of the rounds' ratios)`,
+      ok: rows.every((r) => r.median !== null && r.median >= MIN_VS_BASELINE),
+      detail: rows.map((r) => `${r.group} ${f(r.median, 3)}x`).join('; '),
     });
   }
   return checks;
@@ -99,6 +124,7 @@ export function overheadChecks(summary: readonly SummaryRow[]): CheckResult[] {
 
 interface Workload {
   kind: WorkloadKind;
+  protocol: PgbenchProtocol;
   clients: number;
   group: string;
 }
@@ -107,11 +133,20 @@ export function overheadWorkloads(clients?: number[]): Workload[] {
   const out: Workload[] = [];
   for (const p of PLAN) {
     for (const c of clients ?? p.clients) {
-      const group = `${p.kind}, ${c} clients`;
-      if (!out.some((w) => w.group === group)) out.push({ kind: p.kind, clients: c, group });
+      // The prepared workloads keep their names (the checks and earlier results use them).
+      const group = `${p.kind}${p.protocol === 'prepared' ? '' : ` -M ${p.protocol}`}, ${c} clients`;
+      if (!out.some((w) => w.group === group)) {
+        out.push({ kind: p.kind, protocol: p.protocol, clients: c, group });
+      }
     }
   }
   return out;
+}
+
+function describe(w: Workload): string {
+  const spec = WORKLOADS[w.kind];
+  const text = spec.description.replace('-M prepared', `-M ${w.protocol}`);
+  return `${text}; ${spec.statementsPerTxn} statement(s) per transaction`;
 }
 
 async function run(ctx: SuiteContext): Promise<SuiteResult> {
@@ -139,6 +174,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
       durationS,
       threads: opts.threads,
       statementsPerTxn: WORKLOADS[w.kind].statementsPerTxn,
+      protocol: w.protocol,
     });
     if (opts.warmupS > 0) {
       ctx.log(`warm-up: ${opts.warmupS} s per target`);
@@ -167,7 +203,14 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
     addRatios(measurements, 'direct', 'vsDirect');
     addRatios(measurements, 'pgbouncer', 'vsPgbouncer');
     addRatios(measurements, 'passthrough', 'cpuVsPipe', 'cpuUsPerStmt');
-    const summary = summarize(measurements, METRICS);
+    const withBase = t.running.some((x) => x.name === 'router-base');
+    if (withBase) addRatios(measurements, 'router-base', VS_BASE.key);
+    const metrics = withBase ? [...METRICS, VS_BASE] : METRICS;
+    const summary = summarize(measurements, metrics);
+    const comparison =
+      withBase && t.running.some((x) => x.name === 'router')
+        ? pairedComparison(measurements, 'router', 'router-base')
+        : undefined;
     return {
       suite: 'overhead',
       title: 'Tessera overhead: one node, pgbench',
@@ -184,14 +227,12 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
         ...(opts.routerPipelineDepth !== undefined
           ? { routerPipelineDepth: opts.routerPipelineDepth }
           : {}),
+        ...(opts.routerBaseline !== undefined ? { routerBaseline: opts.routerBaseline } : {}),
         postgres: pgSettings,
       },
       targets: t.infos,
-      groups: workloads.map((w) => ({
-        name: w.group,
-        description: `${WORKLOADS[w.kind].description}; ${WORKLOADS[w.kind].statementsPerTxn} statement(s) per transaction`,
-      })),
-      metrics: METRICS,
+      groups: workloads.map((w) => ({ name: w.group, description: describe(w) })),
+      metrics,
       chartMetric: 'tps',
       measurements,
       summary,
@@ -200,9 +241,15 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
         'Proxy CPU is utime+stime of the proxy process (and its children) from /proc/<pid>/stat across the run, divided by transactions x statements per transaction.',
         "CPU x pipe is a proxy's CPU per statement over the bare Node pipe's, in the same round and workload.",
         'pgbench runs on the same machine and competes for its cores; every target pays that alike.',
+        ...(withBase
+          ? [
+              "x router-base is TPS over router-base's (another checkout's build with the same flags and coordinator) in the same round and workload.",
+            ]
+          : []),
       ],
+      comparison,
       capacity: capacityLines(summary),
-      checks: overheadChecks(summary),
+      checks: overheadChecks(summary, comparison),
     };
   } finally {
     await node.stop();
@@ -227,6 +274,6 @@ export function progressLine(
 export const overhead: Suite = {
   name: 'overhead',
   summary:
-    'one node: direct vs router vs pgbouncer (session) vs a bare Node pipe; TPS, latency, CPU/stmt',
+    'one node: direct vs router vs pgbouncer (session) vs a bare Node pipe (vs another build of the router with --router-baseline); TPS, latency, CPU/stmt',
   run,
 };

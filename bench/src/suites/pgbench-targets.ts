@@ -1,6 +1,6 @@
 // Starting the one-node targets that the overhead, idle and steady suites share (direct, router,
-// pgbouncer, passthrough), each one either running or skipped with the reason said out loud; and
-// the Postgres with pgbench's tables behind them that overhead and steady share.
+// router-base, pgbouncer, passthrough), each one either running or skipped with the reason said
+// out loud; and the Postgres with pgbench's tables behind them that overhead and steady share.
 import { startPostgres, type PgServer } from '@tessera/testkit';
 import { postgresSettings } from '../harness/machine.js';
 import { wants, type BenchOptions } from '../options.js';
@@ -10,7 +10,7 @@ import { startBenchCatalog, type BenchCatalog } from '../targets/catalog.js';
 import { directTarget } from '../targets/direct.js';
 import { startPassthrough } from '../targets/passthrough-target.js';
 import { ensurePgbouncer, startPgbouncer } from '../targets/pgbouncer.js';
-import { startRouter } from '../targets/router.js';
+import { baselineRouterEntry, startRouter } from '../targets/router.js';
 import { skipped, type Target, type TargetStart } from '../targets/target.js';
 
 export interface OneNodeTargets {
@@ -23,7 +23,7 @@ export interface OneNodeTargets {
 export interface OneNodeOptions {
   opts: BenchOptions;
   pg: PgServer;
-  /** Which of direct/router/pgbouncer/passthrough this suite runs. */
+  /** Which of direct/router/router-base/pgbouncer/passthrough this suite runs. */
   names: readonly string[];
   /** Clients that may be connected at once (pool sizes, max_client_conn). */
   maxClients: number;
@@ -60,20 +60,28 @@ export async function startOneNodeTargets(o: OneNodeOptions): Promise<OneNodeTar
         case 'direct':
           add({ ok: true, target: directTarget(o.pg.host, o.pg.port) });
           break;
-        case 'router': {
+        case 'router':
+        case 'router-base': {
+          // router-base: the same router flags, another checkout's build (--router-baseline).
+          if (name === 'router-base' && o.opts.routerBaseline === undefined) break;
+          const entry =
+            name === 'router-base' ? baselineRouterEntry(o.opts.routerBaseline!) : undefined;
+          if (name === 'router-base' && !entry) {
+            add(skipped(name, `${o.opts.routerBaseline!} has no apps/router/dist/main.js`));
+            break;
+          }
           try {
-            catalog = await startBenchCatalog({ home: o.pg, data: [] });
+            catalog ??= await startBenchCatalog({ home: o.pg, data: [] });
           } catch (e) {
             add(
-              skipped(
-                'router',
-                `no coordinator for it: ${e instanceof Error ? e.message : String(e)}`,
-              ),
+              skipped(name, `no coordinator for it: ${e instanceof Error ? e.message : String(e)}`),
             );
             break;
           }
           add(
             await startRouter({
+              name,
+              entry,
               coordinator: catalog.address,
               poolSize: o.opts.routerPoolSize ?? o.routerPoolSize ?? o.poolSize,
               poolMode: o.opts.routerPoolMode,

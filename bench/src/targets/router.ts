@@ -1,8 +1,10 @@
 // The Tessera router as its own process, pointed at a coordinator. When apps/router cannot start
 // (not built yet, a startup error) the target is skipped with the router's own last words.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '@tessera/pgctl';
-import { REPO_ROOT, nodeEntry } from '../harness/entry.js';
+import { REPO_ROOT, nodeEntry, type NodeEntry } from '../harness/entry.js';
 import { startProcess } from '../harness/processes.js';
 import { answersQueries, skipped, type TargetStart } from './target.js';
 
@@ -19,11 +21,29 @@ export interface RouterOptions {
   maxClients: number;
   /** How long it may take to answer its first query (default 60 s). */
   startTimeoutMs?: number;
+  /** The program to run; this checkout's apps/router (built, or its sources) when absent. */
+  entry?: NodeEntry | undefined;
+}
+
+/**
+ * Another checkout's built router (--router-baseline), run as it is: its dist/main.js resolves
+ * its own node_modules. Undefined when that checkout has no build.
+ */
+export function baselineRouterEntry(checkout: string): NodeEntry | undefined {
+  const main = join(checkout, 'apps', 'router', 'dist', 'main.js');
+  if (!existsSync(main)) return undefined;
+  let commit = 'unknown commit';
+  try {
+    commit = `commit ${execFileSync('git', ['-C', checkout, 'rev-parse', '--short=12', 'HEAD'], { encoding: 'utf8' }).trim()}`;
+  } catch {
+    // Not a git checkout: the path alone says what ran.
+  }
+  return { args: [main], describe: `${main} (baseline, ${commit})` };
 }
 
 export async function startRouter(opts: RouterOptions): Promise<TargetStart> {
   const name = opts.name ?? 'router';
-  const entry = nodeEntry(join(REPO_ROOT, 'apps', 'router'), 'main');
+  const entry = opts.entry ?? nodeEntry(join(REPO_ROOT, 'apps', 'router'), 'main');
   if (!entry)
     return skipped(
       name,
