@@ -24,7 +24,8 @@ function runSuite(suite: string): Promise<{ code: number; output: string }> {
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    const timer = setTimeout(() => child.kill('SIGTERM'), 100_000);
+    // Six suites start their servers at once on two cores: generous, but a hung suite still ends.
+    const timer = setTimeout(() => child.kill('SIGTERM'), 300_000);
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code: code ?? -1, output });
