@@ -20,14 +20,7 @@ export function movesByKeyspace(
   const out = new Map<string, MoveInProgress[]>();
   for (const m of catalog.moves ?? []) {
     const list = out.get(m.keyspace) ?? [];
-    list.push({
-      keyspace: m.keyspace,
-      lo: m.lo,
-      hi: m.hi,
-      jobId: m.jobId,
-      source: m.source,
-      target: m.target,
-    });
+    list.push(m);
     out.set(m.keyspace, list);
   }
   return out;
