@@ -1,63 +1,19 @@
 // The tessera-mover process: configuration from flags and TESSERA_* variables, then one mover
-// until SIGTERM/SIGINT. Bad configuration prints one sentence and exits 2.
-import { ConfigError } from '@tessera/config';
-import { createLogger, type Logger } from '@tessera/telemetry';
-import { parseConfig, USAGE, type ParsedArgs } from './config.js';
+// until SIGTERM/SIGINT (libs/telemetry runService). Bad configuration prints one sentence and
+// exits 2.
+import { runService } from '@tessera/telemetry';
+import { parseConfig, USAGE } from './config.js';
 import { startMover } from './mover.js';
 
-function fail(message: string, code: number): never {
-  process.stderr.write(`tessera-mover: ${message}\n`);
-  process.exit(code);
-}
-
-async function main(): Promise<void> {
-  let parsed: ParsedArgs;
-  try {
-    parsed = parseConfig(process.argv.slice(2), process.env);
-  } catch (e) {
-    if (e instanceof ConfigError) fail(e.message, 2);
-    throw e;
-  }
-  if (parsed.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
-  const { config } = parsed;
-  let log: Logger;
-  try {
-    log = createLogger('mover', config.logLevel === undefined ? {} : { level: config.logLevel });
-  } catch (e) {
-    fail(e instanceof Error ? e.message : String(e), 2);
-  }
-  process.on('unhandledRejection', (e) => {
-    log.fatal({ err: e instanceof Error ? e.message : String(e) }, 'unhandled rejection; exiting');
-    process.exit(1);
-  });
-  let mover;
-  try {
-    mover = await startMover(config, { log });
-  } catch (e) {
+void runService({
+  name: 'mover',
+  usage: USAGE,
+  parse: parseConfig,
+  start: (config, log) => startMover(config, { log }),
+  startConfigError: (e, config) => {
     const message = e instanceof Error ? e.message : String(e);
-    if (/EADDRINUSE|listen/i.test(message))
-      fail(`cannot serve metrics on ${config.metricsHost}:${config.metricsPort}: ${message}`, 2);
-    log.fatal({ err: message }, 'mover failed to start');
-    process.exit(1);
-  }
-  let signalled = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (signalled) process.exit(1);
-    signalled = true;
-    log.info({ signal }, 'shutting down');
-    mover.stop().then(
-      () => process.exit(0),
-      (e: unknown) => {
-        log.error({ err: e instanceof Error ? e.message : String(e) }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-}
-
-main().catch((e: unknown) => fail(e instanceof Error ? e.message : String(e), 1));
+    return /EADDRINUSE|listen/i.test(message)
+      ? `cannot serve metrics on ${config.metricsHost}:${config.metricsPort}: ${message}`
+      : undefined;
+  },
+});

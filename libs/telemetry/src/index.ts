@@ -9,3 +9,4 @@ export {
   type MetricsServerOptions,
 } from './metrics-server.js';
 export type { Registry } from 'prom-client';
+export { runService, type ServiceDefinition } from './service.js';
