@@ -14,10 +14,12 @@ export interface RouterMetrics {
   twoPhase(outcome: TwoPhaseOutcome): void;
   /** A read ran on a backend shared with other clients' reads (execute/acquire.ts: lane). */
   pipelined(): void;
-  /** A statement was held for a later epoch (`reason`: range or node) for `seconds`. */
-  held(reason: 'range' | 'node', seconds: number): void;
+  /** A statement was held (`reason`: range, node, lease) for `seconds`. */
+  held(reason: 'range' | 'node' | 'lease', seconds: number): void;
   /** An epoch was acknowledged at its drain deadline, older statements still running. */
   drainDeadline(): void;
+  /** A lease renewal with the coordinator was granted, or failed. */
+  leaseRenewal(granted: boolean): void;
 }
 
 /** committed; prepare_failed (a node's error, rolled back); in_doubt (08007); aborted (40001). */
@@ -28,6 +30,7 @@ export type TwoPhaseOutcome =
 export function routerMetrics(
   registry: Registry,
   poolUsage: () => Map<string, { idle: number; busy: number }>,
+  leaseLeftMs: () => number = () => 0,
 ): RouterMetrics {
   const clientConnections = new Gauge({
     name: 'tessera_router_client_connections',
@@ -78,15 +81,29 @@ export function routerMetrics(
   });
   const heldTotal = new Counter({
     name: 'tessera_router_held_statements_total',
-    help: 'Statements held for a later catalog epoch (a frozen range, a node failing over), by reason',
+    help: 'Statements held for a later catalog epoch (a frozen range, a node failing over) or a lapsed router lease, by reason',
     labelNames: ['reason'],
     registers: [registry],
   });
   const holdSeconds = new Histogram({
     name: 'tessera_router_hold_seconds',
-    help: 'How long held statements waited for a later catalog epoch',
+    help: 'How long held statements waited for a later catalog epoch or a renewed lease',
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 15, 60],
     registers: [registry],
+  });
+  const leaseRenewals = new Counter({
+    name: 'tessera_router_lease_renewals_total',
+    help: 'Router lease renewals with the coordinator, by outcome (granted, failed)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'tessera_router_lease_remaining_seconds',
+    help: "Seconds left of this router's lease with the coordinator (0: lapsed; statements on nodes wait)",
+    registers: [registry],
+    collect() {
+      this.set(leaseLeftMs() / 1000);
+    },
   });
   const drain = new Counter({
     name: 'tessera_router_drain_deadline_total',
@@ -100,6 +117,7 @@ export function routerMetrics(
       holdSeconds.observe(seconds);
     },
     drainDeadline: () => drain.inc(),
+    leaseRenewal: (granted) => leaseRenewals.inc({ outcome: granted ? 'granted' : 'failed' }),
     pipelined: () => pipelined.inc(),
     twoPhase: (outcome) => twoPhase.inc({ outcome }),
     rowsMerged: (rows) => merged.observe(rows),

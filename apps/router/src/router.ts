@@ -75,7 +75,11 @@ export async function startRouter(
     connectTimeoutMs: 10_000,
     nodePassword: cfg.nodePassword,
   });
-  const rm = routerMetrics(metrics.registry, () => pools.usage());
+  const rm = routerMetrics(
+    metrics.registry,
+    () => pools.usage(),
+    () => watcher.lease.leftMs(),
+  );
   const sessions = new Set<Session>();
 
   // Paused: nothing is read before acceptClient() picks how the connection is read.
@@ -101,6 +105,7 @@ export async function startRouter(
     onSwap: (c) => pools.retire(c),
     drainTimeoutMs: cfg.drainTimeoutMs,
     onDrainDeadline: () => rm.drainDeadline(),
+    onRenewal: (granted) => rm.leaseRenewal(granted),
   });
   const roleSecrets =
     cfg.auth === 'scram'
@@ -132,6 +137,7 @@ export async function startRouter(
     catalog: () => watcher.catalog,
     epoch: () => watcher.epoch,
     nextEpoch: (after, timeoutMs) => watcher.epochs.next(after, timeoutMs),
+    lease: watcher.lease,
     pools,
     cache: new AnalysisCache(10_000),
     metrics: rm,
@@ -186,7 +192,7 @@ export async function startRouter(
     ready: () => watcher.ready(),
     catalog: () => watcher.catalog,
     async stop() {
-      watcher.stop();
+      await watcher.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         for (const s of sessions) s.close();

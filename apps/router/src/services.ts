@@ -6,6 +6,7 @@ import type { AnalysisCache } from '@tessera/sql';
 import type { RouterConfig } from './config.js';
 import type { Snapshot } from '@tessera/keyspace';
 import type { Epoch } from './catalog/epochs.js';
+import type { RouterLease } from './catalog/lease.js';
 import type { Pools } from './pool/pools.js';
 import type { RouterMetrics } from './metrics.js';
 import type { CancelRegistry } from './cancel.js';
@@ -26,6 +27,8 @@ export interface RouterServices {
     after: bigint,
     timeoutMs: number,
   ): { readonly epoch: Promise<Epoch | undefined>; cancel(): void };
+  /** This router's lease with the coordinator (statements on nodes wait while it is lapsed). */
+  readonly lease: RouterLease;
   readonly pools: Pools;
   readonly cache: AnalysisCache;
   readonly metrics: RouterMetrics;

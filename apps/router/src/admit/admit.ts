@@ -26,7 +26,16 @@ export interface AdmitTxn extends HoldTxn {
   readonly transactionPooling: boolean;
 }
 
-export function admit<E extends Admission>(stmt: Statement, epoch: E, txn: AdmitTxn): Decision<E> {
+/**
+ * `lease`: whether this router's lease with the coordinator holds; while it is lapsed every
+ * statement on a node is held (catalog/lease.ts), session commands are still answered.
+ */
+export function admit<E extends Admission>(
+  stmt: Statement,
+  epoch: E,
+  txn: AdmitTxn,
+  lease: 'valid' | 'lapsed' = 'valid',
+): Decision<E> {
   const a = stmt.analysis;
   const snapshot = epoch.snapshot;
   let effect;
@@ -56,6 +65,8 @@ export function admit<E extends Admission>(stmt: Statement, epoch: E, txn: Admit
       error: unsupported('a bind parameter in a simple query'),
       label: 'single',
     };
+  if (lease === 'lapsed' && effect === undefined)
+    return { kind: 'held', reason: { kind: 'lease' }, epoch };
   const reason = holdReason(a, r, snapshot, stmt.params, txn);
   if (reason !== undefined) return { kind: 'held', reason, epoch };
   return { kind: 'routed', route: r, epoch, effect };

@@ -1,6 +1,7 @@
 // What admit() decides for one statement (plain data): the router answers it, it runs where its
 // route says under the snapshot it was routed by (carried to its Execute), it is refused, or it
-// is held until a later epoch (its range is frozen, its node is failing over).
+// is held until a later epoch (its range is frozen, its node is failing over) or until the
+// router's lease is renewed.
 import type { Snapshot } from '@tessera/keyspace';
 import type { Effect, SessionCommand } from '../commands/plan.js';
 import type { RouterError } from '../errors.js';
@@ -16,7 +17,9 @@ export type HoldReason =
   /** A write to a range whose state is frozen (a move's cutover). */
   | { readonly kind: 'range'; readonly keyspace: string; readonly lo: bigint }
   /** A statement for a node whose primary is being replaced. */
-  | { readonly kind: 'node'; readonly node: string };
+  | { readonly kind: 'node'; readonly node: string }
+  /** Any statement on a node while this router's lease with the coordinator is lapsed. */
+  | { readonly kind: 'lease' };
 
 export type Decision<E extends Admission = Admission> =
   | { readonly kind: 'local'; readonly command: SessionCommand }
@@ -44,5 +47,7 @@ export function holdTimeoutMessage(reason: HoldReason, waitedMs: number): string
       return `the range starting at ${reason.lo} of keyspace "${reason.keyspace}" stayed frozen (a move is cutting it over) for ${waitedMs} ms; retry the transaction`;
     case 'node':
       return `node "${reason.node}" was still failing over after ${waitedMs} ms; retry the transaction`;
+    case 'lease':
+      return `this router could not renew its lease with the coordinator for ${waitedMs} ms, so it may be routing by an outdated catalog; retry the transaction (through another router if this lasts)`;
   }
 }

@@ -1,5 +1,6 @@
-// A held statement waits here: parked, never an error, until a later catalog epoch arrives,
-// then admitted again against that epoch's snapshot (it may run, be refused, or be held again).
+// A held statement waits here: parked, never an error, until a later catalog epoch arrives (or,
+// held for the router's lease, until the lease is renewed), then admitted again against the
+// epoch's snapshot (it may run, be refused, or be held again).
 // Bounded by --hold-timeout-ms, after which it fails with 40001 (retryable) naming the range or
 // node; a CancelRequest ends the wait with 57014, as it would end a running statement.
 import type { Decision } from '../admit/decision.js';
@@ -21,7 +22,10 @@ export async function waitWhileHeld(
   try {
     while (decision.kind === 'held') {
       const leftMs = timeoutMs - (performance.now() - startedMs);
-      const wait = s.services.nextEpoch(decision.epoch.snapshot.epoch, Math.max(0, leftMs));
+      const wait =
+        decision.reason.kind === 'lease'
+          ? leaseRenewed(s, decision.epoch, Math.max(0, leftMs))
+          : s.services.nextEpoch(decision.epoch.snapshot.epoch, Math.max(0, leftMs));
       s.cancelWait = () => {
         cancelled = true;
         wait.cancel();
@@ -42,4 +46,17 @@ export async function waitWhileHeld(
     s.services.metrics.held(reason.kind, (performance.now() - startedMs) / 1000);
   }
   return decision;
+}
+
+/** The current epoch once the lease holds again (undefined after `timeoutMs` or a cancel). */
+function leaseRenewed(
+  s: Session,
+  held: Epoch,
+  timeoutMs: number,
+): { readonly epoch: Promise<Epoch | undefined>; cancel(): void } {
+  const w = s.services.lease.whenValid(timeoutMs);
+  return {
+    epoch: w.valid.then((ok) => (ok ? (s.services.epoch() ?? held) : undefined)),
+    cancel: w.cancel,
+  };
 }

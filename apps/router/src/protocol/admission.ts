@@ -31,15 +31,20 @@ export function txnView(s: Session): AdmitTxn {
 
 /** The decision for `stmt` under the current epoch, without waiting (it may be Held). */
 export function admitNow(s: Session, stmt: Statement): Decision<Epoch> {
-  return admit(stmt, s.epoch(), txnView(s));
+  return admit(stmt, s.epoch(), txnView(s), leaseOf(s));
 }
 
 /** The decision for `stmt`; a held statement first waits for a later epoch (execute/hold.ts). */
 export function admitted(s: Session, stmt: Statement): Decision<Epoch> | Promise<Decision<Epoch>> {
   const d = admitNow(s, stmt);
   if (d.kind !== 'held') return counted(s, d);
-  return waitWhileHeld(s, d, (e) => admit(stmt, e, txnView(s))).then((x) => counted(s, x));
+  return waitWhileHeld(s, d, (e) => admit(stmt, e, txnView(s), leaseOf(s))).then((x) =>
+    counted(s, x),
+  );
 }
+
+const leaseOf = (s: Session): 'valid' | 'lapsed' =>
+  s.services.lease.lapsed() ? 'lapsed' : 'valid';
 
 /** A statement routing refused is counted as one (the executor counts those it runs). */
 function counted(s: Session, d: Decision<Epoch>): Decision<Epoch> {

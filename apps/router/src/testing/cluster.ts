@@ -1,7 +1,11 @@
 // Test fixture: a real Tessera cluster in miniature. Three Postgres servers (home + two data
 // nodes, the catalog database on home), the real coordinator in-process with the nodes
 // registered, keyspaces and tables declared, and a router on a free port. Never a mock.
-import { startCoordinator, type RunningCoordinator } from '@tessera/coordinator';
+import {
+  startCoordinator,
+  type CoordinatorConfig,
+  type RunningCoordinator,
+} from '@tessera/coordinator';
 import { AdminService, KeyType, NodeRole, createClient, type Client } from '@tessera/proto';
 import { createLogger } from '@tessera/telemetry';
 import { startPostgresCluster, type PgServer } from '@tessera/testkit';
@@ -27,6 +31,8 @@ export interface ClusterOptions {
   keyspaces?: readonly KeyspaceDecl[];
   tables?: readonly TableDecl[];
   router?: Partial<RouterConfig>;
+  /** Coordinator settings over the fixture's (e.g. routerLeaseMs). */
+  coordinator?: Partial<CoordinatorConfig>;
 }
 
 export interface TestCluster {
@@ -75,6 +81,7 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     standbyPollMs: 100,
     recoveryGraceMs: 10_000,
     recoveryIntervalMs: 500,
+    ...opts.coordinator,
   });
   let coordinator = await startCoordinator(coordinatorConfig('127.0.0.1:0'), {
     log: quiet('coordinator'),
