@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Fails when relative imports between the TypeScript files under a directory form a circle of
-// more than `maxFiles` files (a strongly connected component of the import graph). Two files that
+// more than 2 files (a strongly connected component of the import graph). Two files that
 // import each other are tolerated; a longer circle means a concept is spread over files that cannot
 // be understood or tested one at a time (issue 13). Test files (*.test.ts, *.itest.ts) are left
 // out. Every import counts, `import type` and `export ... from` included, and so does a dynamic
@@ -8,16 +8,28 @@
 //
 // Circles that exist and are accepted are listed in `scripts/import-circles.allow.json` (an
 // array of arrays of repository-relative paths); a listed circle must match exactly, so a circle
-// that grows, shrinks or is new fails. Run by `npm run lint`;
-// `node scripts/check-import-circles.mjs [dir] [maxFiles]`.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+// that grows, shrinks or is new fails. Each directory is checked on its own (imports between
+// projects go through package names, which Nx's project graph checks). Run by `npm run lint` on
+// every `apps/*/src` and `libs/*/src`; `node scripts/check-import-circles.mjs [dir...]`.
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
 const root = resolve(import.meta.dirname, '..');
-const dir = resolve(root, process.argv[2] ?? 'apps/router/src');
-const maxFiles = Number(process.argv[3] ?? 2);
+const maxFiles = 2;
 const allowFile = join(import.meta.dirname, 'import-circles.allow.json');
+
+// Every project's source directory: apps/<name>/src and libs/<name>/src.
+function projectDirs() {
+  const out = [];
+  for (const group of ['apps', 'libs']) {
+    for (const e of readdirSync(join(root, group), { withFileTypes: true })) {
+      const src = join(root, group, e.name, 'src');
+      if (e.isDirectory() && existsSync(src) && statSync(src).isDirectory()) out.push(src);
+    }
+  }
+  return out.sort();
+}
 
 function files(d, out = []) {
   for (const e of readdirSync(d, { withFileTypes: true })) {
@@ -76,18 +88,22 @@ function resolveImport(from, spec, known) {
   return candidates.find((c) => known.has(c));
 }
 
-const all = files(dir);
-const known = new Set(all);
-const edges = new Map(all.map((f) => [f, []]));
-for (const f of all) {
-  for (const s of specifiers(f)) {
-    const to = resolveImport(f, s, known);
-    if (to !== undefined && to !== f) edges.get(f).push(to);
+/** The import graph of the files under `dir`: file -> the files it imports. */
+function graph(dir) {
+  const all = files(dir);
+  const known = new Set(all);
+  const edges = new Map(all.map((f) => [f, []]));
+  for (const f of all) {
+    for (const s of specifiers(f)) {
+      const to = resolveImport(f, s, known);
+      if (to !== undefined && to !== f) edges.get(f).push(to);
+    }
   }
+  return { all, edges };
 }
 
 // Tarjan's strongly connected components, iterative so deep import chains cannot overflow.
-function components() {
+function components({ all, edges }) {
   let index = 0;
   const idx = new Map();
   const low = new Map();
@@ -145,25 +161,35 @@ const allowed = existsSync(allowFile)
   : new Set();
 
 const rel = (f) => relative(root, f);
-const circles = components()
-  .filter((c) => c.length > maxFiles)
-  .map((c) => c.map(rel).sort());
-const offending = circles.filter((c) => !allowed.has(key(c)));
 
-if (offending.length === 0) {
-  const note = circles.length > 0 ? ` (${circles.length} allowed by ${rel(allowFile)})` : '';
-  console.log(`import circles: none in ${rel(dir)} spans more than ${maxFiles} files${note}`);
-  process.exit(0);
-}
-for (const c of offending) {
-  console.error(`import circle of ${c.length} files in ${rel(dir)} (at most ${maxFiles}):`);
-  for (const f of c) {
-    const inCircle = new Set(c);
-    const to = edges
-      .get(resolve(root, f))
-      .map(rel)
-      .filter((t) => inCircle.has(t));
-    console.error(`  ${f} -> ${[...new Set(to)].join(', ')}`);
+/** Checks one directory; prints what it found; true when no circle there is too long. */
+function check(dir) {
+  const g = graph(dir);
+  const circles = components(g)
+    .filter((c) => c.length > maxFiles)
+    .map((c) => c.map(rel).sort());
+  const offending = circles.filter((c) => !allowed.has(key(c)));
+  if (offending.length === 0) {
+    const note = circles.length > 0 ? ` (${circles.length} allowed by ${rel(allowFile)})` : '';
+    console.log(`import circles: none in ${rel(dir)} spans more than ${maxFiles} files${note}`);
+    return true;
   }
+  for (const c of offending) {
+    console.error(`import circle of ${c.length} files in ${rel(dir)} (at most ${maxFiles}):`);
+    const inCircle = new Set(c);
+    for (const f of c) {
+      const to = g.edges
+        .get(resolve(root, f))
+        .map(rel)
+        .filter((t) => inCircle.has(t));
+      console.error(`  ${f} -> ${[...new Set(to)].join(', ')}`);
+    }
+  }
+  return false;
 }
-process.exit(1);
+
+const args = process.argv.slice(2);
+const dirs = args.length > 0 ? args.map((d) => resolve(root, d)) : projectDirs();
+let ok = true;
+for (const d of dirs) ok = check(d) && ok;
+process.exit(ok ? 0 : 1);

@@ -23,8 +23,9 @@ import { addressOf, type NodeView, type Seen } from './facts.js';
 import { followEngine } from './follow.js';
 import type { Leases } from './leases.js';
 import type { FailoverMetrics } from './metrics.js';
+import type { NodeMemory } from './node-memory.js';
 import { NodeOps } from './ops.js';
-import { planSync, type Adding } from './sync-plan.js';
+import { planSync } from './sync-plan.js';
 
 export type EngineMode =
   | { kind: 'standby' }
@@ -47,15 +48,6 @@ export interface EngineOptions {
   tickMs?: number;
   /** The home node's servers changed: the catalog database is on the first one now. */
   onHomeMoved(hosts: string[]): void;
-}
-
-/** What the engine remembers per node between decisions. */
-export interface NodeMemory {
-  adding: Adding | undefined;
-  notStreamingSince: Map<string, number>;
-  status: string;
-  lastFailover: string;
-  refusal: string;
 }
 
 export class FailoverEngine {

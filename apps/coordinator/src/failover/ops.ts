@@ -17,7 +17,7 @@ import {
   setReplicaStates,
 } from '../store/replica-changes.js';
 import { commitChange } from './commit.js';
-import type { NodeMemory } from './engine.js';
+import type { NodeMemory } from './node-memory.js';
 import { addressOf, replicaSeen, type NodeView } from './facts.js';
 import type { Leases } from './leases.js';
 import type { FailoverMetrics } from './metrics.js';

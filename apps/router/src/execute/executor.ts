@@ -177,7 +177,8 @@ function queue(
 ): Promise<void> | undefined {
   const node = round.node!;
   const a = stmt.analysis;
-  s.txn.wrote(node, isWrite(a), d.epoch.snapshot.epoch);
+  // Only a transaction's parts record writes (an autocommit read skips the function check).
+  if (s.txn.inBlock) s.txn.wrote(node, isWrite(a), d.epoch.snapshot.epoch);
   round.enter(d.epoch);
   const pin = pinsBackend(a) || (via.kind === 'query' && via.pins === true);
   if (via.kind === 'bind') {

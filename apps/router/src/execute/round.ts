@@ -92,37 +92,72 @@ export class Round {
 
 /**
  * Sends the round and forwards the node's answers; `cycle`: it ends at a Flush, and the backend
- * stays with the session until the Sync. Rejects (08006) if the backend is lost.
+ * stays with the session until the Sync. Rejects (08006) if the backend is lost. The exchange's
+ * own promise and one step after it, not an async function: this runs for every statement.
  */
-export async function sendRound(s: Session, round: Round, cycle: boolean): Promise<ExchangeResult> {
+export function sendRound(s: Session, round: Round, cycle: boolean): Promise<ExchangeResult> {
   const backend = round.backend!;
   if (round.policy === 'lane') {
-    try {
-      const result = await runShared(s, backend, round.messages, round.expect);
-      round.applyAfter(s, result);
-      return result;
-    } finally {
+    const done = (): void => {
       if (round.parsing !== undefined) backend.parsing.delete(round.parsing);
       round.pool!.giveBack(backend);
       round.leaveEpochs();
+    };
+    let ran: Promise<ExchangeResult>;
+    try {
+      ran = runShared(s, backend, round.messages, round.expect);
+    } catch (e) {
+      done();
+      return Promise.reject(e);
     }
+    return ran.then(
+      (result) => {
+        try {
+          round.applyAfter(s, result);
+        } finally {
+          done();
+        }
+        return result;
+      },
+      (e: unknown) => {
+        done();
+        throw e;
+      },
+    );
   }
   const node = round.node!;
-  try {
-    const result = await run1(s, backend, round.messages, round.expect, round.collectTags);
-    round.applyAfter(s, result);
-    s.cycle = cycle ? node : undefined;
-    // A Sync's (or Query's) ReadyForQuery was forwarded; it is the session's status now too.
-    settle(s, node);
-    return result;
-  } catch (e) {
-    s.cycle = undefined;
-    throw e;
-  } finally {
+  const over = (): void => {
     if (cycle) s.cycleEpochs.push(...round.takeEpochs());
     else {
       round.leaveEpochs();
-      for (const e of s.cycleEpochs.splice(0)) e.leave();
+      if (s.cycleEpochs.length > 0) for (const e of s.cycleEpochs.splice(0)) e.leave();
     }
+  };
+  const reset = (): void => {
+    s.cycle = undefined;
+    over();
+  };
+  const failed = (e: unknown): never => {
+    reset();
+    throw e;
+  };
+  let ran: Promise<ExchangeResult>;
+  try {
+    ran = run1(s, backend, round.messages, round.expect, round.collectTags);
+  } catch (e) {
+    reset();
+    return Promise.reject(e);
   }
+  return ran.then((result) => {
+    try {
+      round.applyAfter(s, result);
+      s.cycle = cycle ? node : undefined;
+      // A Sync's (or Query's) ReadyForQuery was forwarded; it is the session's status now too.
+      settle(s, node);
+    } catch (e) {
+      return failed(e);
+    }
+    over();
+    return result;
+  }, failed);
 }

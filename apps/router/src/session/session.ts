@@ -52,9 +52,9 @@ export class Session implements Cancellable {
   /** Portals the router runs itself, by name (statement/portal.ts). */
   readonly portals = new Map<string, RouterPortal>();
   /** The transaction: deferred BEGIN, its nodes, replay log, savepoints (txn/machine.ts). */
-  readonly txn = new TxnMachine<Map<string, string>>();
+  readonly txn = new TxnMachine<ReadonlyMap<string, string>>();
   /** The settings now, for the transaction to restore if it rolls back. */
-  readonly saveSettings = (): Map<string, string> => this.settings.save();
+  readonly saveSettings = (): ReadonlyMap<string, string> => this.settings.save();
   /** Backends this session holds, by node (a transaction, session pooling, an open cycle). */
   readonly held = new Map<string, HeldBackend>();
   /**

@@ -12,6 +12,11 @@ export class SessionSettings {
   /** The session's defaults (startup packet), what RESET falls back to. */
   private readonly base = new Map<string, string>();
   private entries = new Map<string, string>();
+  /**
+   * `entries` was handed out by save() (or came from restore()): copied before it changes.
+   * Every BEGIN saves the settings; few transactions change them.
+   */
+  private shared = false;
   private script: string | undefined;
 
   /** Startup parameters become settings (`options` with -c name=value pairs too). */
@@ -27,6 +32,7 @@ export class SessionSettings {
       }
     }
     this.entries = new Map(this.base);
+    this.shared = false;
     this.script = undefined;
   }
 
@@ -34,6 +40,7 @@ export class SessionSettings {
   apply(a: SetAnalysis): void {
     if (a.isLocal) return;
     const name = a.name ?? a.action;
+    if (this.shared) this.unshare();
     switch (a.action) {
       case 'set':
       case 'set_current':
@@ -63,7 +70,13 @@ export class SessionSettings {
   /** Back to the startup defaults (DISCARD ALL). */
   resetAll(): void {
     this.entries = new Map(this.base);
+    this.shared = false;
     this.script = undefined;
+  }
+
+  private unshare(): void {
+    this.entries = new Map(this.entries);
+    this.shared = false;
   }
 
   /** The replay script; equal scripts mean equal settings. */
@@ -90,12 +103,16 @@ export class SessionSettings {
     return [...saved.values()].join('; ');
   }
 
-  save(): Map<string, string> {
-    return new Map(this.entries);
+  /** The settings now, never changed afterwards (this object copies before it changes them). */
+  save(): ReadonlyMap<string, string> {
+    this.shared = true;
+    return this.entries;
   }
 
-  restore(saved: Map<string, string>): void {
-    this.entries = saved;
+  restore(saved: ReadonlyMap<string, string>): void {
+    if (saved === this.entries) return;
+    this.entries = saved as Map<string, string>;
+    this.shared = true;
     this.script = undefined;
   }
 }
