@@ -15,6 +15,8 @@ import {
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend, BackendSink } from '../pool/backend.js';
 import type { OutSink } from '../session/client-out.js';
+import { errorFrame } from '../session/errors-wire.js';
+import { isSyncRepCancelNotice, unknownOutcomeFields } from './sync-rep-cancel.js';
 
 export type Expectation =
   /** A client Query: everything up to ReadyForQuery goes to the client, the ReadyForQuery if `ready`. */
@@ -110,6 +112,8 @@ class Exchange implements BackendSink {
   private runMemory: ArrayBufferLike | undefined = undefined;
   private runStart = 0;
   private runEnd = 0;
+  /** The node said a sync-rep wait was cancelled: the next CommandComplete is no success (08007). */
+  private syncRepCancelled = false;
 
   constructor(
     private readonly backend: Backend,
@@ -281,8 +285,18 @@ class Exchange implements BackendSink {
       code === BackendCode.ParameterStatus ||
       code === BackendCode.NotificationResponse
     ) {
+      if (code === BackendCode.NoticeResponse && isSyncRepCancelNotice(reader.frameBody())) {
+        this.syncRepCancelled = true;
+        if (e.t === 'quiet')
+          this.result.quietError ??= unknownOutcomeFields(this.backend.target.node);
+      }
       if (e.t !== 'quiet' || code === BackendCode.NotificationResponse) this.forward(reader);
       return;
+    }
+    if (this.syncRepCancelled && e.t !== 'quiet') {
+      if (code === BackendCode.CommandComplete) return this.unknownOutcome(e);
+      // The extended protocol commits at Sync, after the statement's CommandComplete went out.
+      if (code === BackendCode.ReadyForQuery) this.unknownOutcome(undefined);
     }
     if (code === BackendCode.ErrorResponse) return this.error(e, reader);
     this.answer(e, code, reader);
@@ -318,6 +332,24 @@ class Exchange implements BackendSink {
         backend.prepared.delete(skipped.unprepare);
       this.head++;
     }
+  }
+
+  /**
+   * After a cancelled sync-rep wait the client gets 08007: in place of the CommandComplete (`e`,
+   * whose expectation is met: the node goes on as after a success), or, when the commit came at
+   * Sync, before the ReadyForQuery (as a commit-time error at Sync looks in Postgres).
+   */
+  private unknownOutcome(e: Expectation | undefined): void {
+    this.syncRepCancelled = false;
+    const result = this.result;
+    const fields = unknownOutcomeFields(this.backend.target.node);
+    if (result.error === undefined) {
+      result.error = fields;
+      result.errorAt = this.head;
+    }
+    this.hooks.onError(fields.code);
+    this.emit(errorFrame(fields));
+    if (e?.t === 'execute') this.next();
   }
 
   /** Any other frame, of type `code`, for the head expectation `e`. */
