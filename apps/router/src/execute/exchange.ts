@@ -15,8 +15,7 @@ import {
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend, BackendSink } from '../pool/backend.js';
 import type { OutSink } from '../session/client-out.js';
-import { errorFrame } from '../session/errors-wire.js';
-import { isSyncRepCancelNotice, unknownOutcomeFields } from './sync-rep-cancel.js';
+import { syncRepFrame } from './sync-rep-cancel.js';
 
 export type Expectation =
   /** A client Query: everything up to ReadyForQuery goes to the client, the ReadyForQuery if `ready`. */
@@ -103,8 +102,8 @@ export function exchange(
  */
 class Exchange implements BackendSink {
   readonly owner: object | undefined;
-  private readonly result: ExchangeResult;
-  private head = 0;
+  readonly result: ExchangeResult;
+  head = 0;
   private finished = false;
   /** Feeding a COPY IN (hooks.onCopyIn): the exchange settles after it. */
   private pump: Promise<void> | undefined = undefined;
@@ -112,14 +111,13 @@ class Exchange implements BackendSink {
   private runMemory: ArrayBufferLike | undefined = undefined;
   private runStart = 0;
   private runEnd = 0;
-  /** The node said a sync-rep wait was cancelled: the next CommandComplete is no success (08007). */
-  private syncRepCancelled = false;
+  syncRepCancelled = false; // the node cancelled a commit's wait for its replica (sync-rep-cancel.ts)
 
   constructor(
-    private readonly backend: Backend,
+    readonly backend: Backend,
     private readonly expect: readonly Expectation[],
     private readonly out: OutSink,
-    private readonly hooks: ExchangeHooks,
+    readonly hooks: ExchangeHooks,
     private readonly collectTags: boolean,
     private readonly resolve: (r: ExchangeResult) => void,
     private readonly reject: (e: Error) => void,
@@ -226,7 +224,7 @@ class Exchange implements BackendSink {
     }
   }
 
-  private emit(b: Buffer): void {
+  emit(b: Buffer): void {
     this.emitRun();
     this.out.push(b);
   }
@@ -279,24 +277,17 @@ class Exchange implements BackendSink {
         SQLSTATE.connectionFailure,
         `node "${this.backend.target.node}" sent an unexpected message`,
       );
+    if (code === BackendCode.NoticeResponse || this.syncRepCancelled)
+      if (syncRepFrame(this, code, reader, e.t === 'quiet'))
+        return void (e.t === 'execute' && this.next());
     // Asynchronous messages may come at any point.
     if (
       code === BackendCode.NoticeResponse ||
       code === BackendCode.ParameterStatus ||
       code === BackendCode.NotificationResponse
     ) {
-      if (code === BackendCode.NoticeResponse && isSyncRepCancelNotice(reader.frameBody())) {
-        this.syncRepCancelled = true;
-        if (e.t === 'quiet')
-          this.result.quietError ??= unknownOutcomeFields(this.backend.target.node);
-      }
       if (e.t !== 'quiet' || code === BackendCode.NotificationResponse) this.forward(reader);
       return;
-    }
-    if (this.syncRepCancelled && e.t !== 'quiet') {
-      if (code === BackendCode.CommandComplete) return this.unknownOutcome(e);
-      // The extended protocol commits at Sync, after the statement's CommandComplete went out.
-      if (code === BackendCode.ReadyForQuery) this.unknownOutcome(undefined);
     }
     if (code === BackendCode.ErrorResponse) return this.error(e, reader);
     this.answer(e, code, reader);
@@ -332,24 +323,6 @@ class Exchange implements BackendSink {
         backend.prepared.delete(skipped.unprepare);
       this.head++;
     }
-  }
-
-  /**
-   * After a cancelled sync-rep wait the client gets 08007: in place of the CommandComplete (`e`,
-   * whose expectation is met: the node goes on as after a success), or, when the commit came at
-   * Sync, before the ReadyForQuery (as a commit-time error at Sync looks in Postgres).
-   */
-  private unknownOutcome(e: Expectation | undefined): void {
-    this.syncRepCancelled = false;
-    const result = this.result;
-    const fields = unknownOutcomeFields(this.backend.target.node);
-    if (result.error === undefined) {
-      result.error = fields;
-      result.errorAt = this.head;
-    }
-    this.hooks.onError(fields.code);
-    this.emit(errorFrame(fields));
-    if (e?.t === 'execute') this.next();
   }
 
   /** Any other frame, of type `code`, for the head expectation `e`. */
