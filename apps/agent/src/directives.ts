@@ -1,7 +1,7 @@
 // Carrying out the coordinator's directives on the local instance. Each resolves when done and
 // throws a sentence when it cannot be done; the agent reports the outcome by the directive's id.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type pg from 'pg';
+import pg from 'pg';
 import { baseBackup, conninfo, rewind, type PrimaryConn } from '@tessera/pgctl';
 import type { AgentDirective } from '@tessera/proto';
 import type { Logger } from '@tessera/telemetry';
@@ -119,16 +119,23 @@ function primaryOf(d: AgentDirective): PrimaryConn {
 
 /**
  * A former primary becomes a standby of the current primary: pg_rewind -R, or when rewinding is
- * impossible a fresh base backup; then it starts and must stream within a minute.
+ * impossible a fresh base backup; then it starts and must stream on the primary's timeline within
+ * a minute (a standby still on the old timeline never catches up: it gets a fresh base backup).
  */
 async function rejoin(d: AgentDirective, ctx: DirectiveContext): Promise<void> {
   const control = needControl(ctx, 'rejoin');
   const primary = primaryOf(d);
   await control.kill();
   ctx.prober.drop();
+  // pg_rewind (15) takes the source's timeline from its control file, which a promoted server
+  // updates only at its first checkpoint after promotion (a spread one, seconds later): rewinding
+  // before it says "no rewind required", and the standby then replays the old timeline's
+  // divergent WAL and can never follow the new one. A CHECKPOINT first makes the timeline current.
+  const timeline = await checkpointSource(primary);
   let how = 'pg_rewind';
   try {
-    await rewind(primary, control.dataDir, binDirOpt(ctx));
+    const said = await rewind(primary, control.dataDir, binDirOpt(ctx));
+    ctx.log.info({ timeline: timeline.toString(), pgRewind: said }, 'pg_rewind finished');
   } catch (e) {
     ctx.log.warn(
       { err: e instanceof Error ? e.message : String(e) },
@@ -139,22 +146,70 @@ async function rejoin(d: AgentDirective, ctx: DirectiveContext): Promise<void> {
   }
   control.unfence();
   await control.start();
-  await waitStreaming(ctx, 60_000);
+  try {
+    await waitStreaming(ctx, timeline, 60_000);
+  } catch (e) {
+    if (how !== 'pg_rewind') throw e;
+    ctx.log.warn(
+      { err: e instanceof Error ? e.message : String(e) },
+      'the rewound standby does not follow the primary; taking a fresh base backup instead',
+    );
+    how = 'base backup';
+    await control.kill();
+    ctx.prober.drop();
+    await baseBackup(primary, control.dataDir, binDirOpt(ctx));
+    await control.start();
+    await waitStreaming(ctx, timeline, 60_000);
+  }
   ctx.log.warn({ primary: `${primary.host}:${primary.port}`, how }, 'rejoined as a standby');
+}
+
+/** CHECKPOINT on the primary a standby is about to copy from; resolves with its timeline. */
+async function checkpointSource(primary: PrimaryConn): Promise<bigint> {
+  const c = new pg.Client({
+    host: primary.host,
+    port: primary.port,
+    user: primary.user ?? 'postgres',
+    database: 'postgres',
+    application_name: 'tessera-agent',
+    connectionTimeoutMillis: 10_000,
+    query_timeout: 120_000,
+    ...(primary.password !== undefined ? { password: primary.password } : {}),
+  });
+  c.on('error', () => undefined);
+  try {
+    await c.connect();
+    await c.query('checkpoint');
+    const { rows } = await c.query<{ tli: string }>(
+      'select timeline_id::int8::text as tli from pg_control_checkpoint()',
+    );
+    return BigInt(rows[0]?.tli ?? '0');
+  } catch (e) {
+    throw new Error(
+      `cannot checkpoint the primary ${primary.host}:${primary.port} before rewinding onto it: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  } finally {
+    await c.end().catch(() => undefined);
+  }
 }
 
 function binDirOpt(ctx: DirectiveContext): { binDir?: string } {
   return ctx.binDir !== undefined ? { binDir: ctx.binDir } : {};
 }
 
-async function waitStreaming(ctx: DirectiveContext, timeoutMs: number): Promise<void> {
+/** Until the standby streams WAL of the primary's timeline `timeline` (or a later one). */
+async function waitStreaming(
+  ctx: DirectiveContext,
+  timeline: bigint,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   let last = '';
   for (;;) {
     try {
       const s = await ctx.prober.probe();
-      if (s.inRecovery && s.walReceiver === 'streaming') return;
-      last = `in recovery ${s.inRecovery}, WAL receiver "${s.walReceiver}"`;
+      if (s.inRecovery && s.walReceiver === 'streaming' && s.timeline >= timeline) return;
+      last = `in recovery ${s.inRecovery}, WAL receiver "${s.walReceiver}" on timeline ${s.timeline} (the primary's is ${timeline})`;
     } catch (e) {
       last = e instanceof Error ? e.message : String(e);
     }

@@ -68,7 +68,6 @@ test('a lapsed lease stops the primary unless its synchronous standby still stre
     { last: primary({ standbys: [] }) },
     { last: primary({ standbys: [standby({ state: 'catchup' })] }) },
     { last: primary({ standbys: [standby({ replyAgeMs: 9000n })] }) },
-    { last: primary({ synchronousStandbyNames: '' }) },
     { last: primary({ synchronousStandbyNames: '*' }) },
     { last: primary({ synchronousStandbyNames: 'FIRST 1 (d1_r, d1_s)' }) },
     { reachable: false },
@@ -84,6 +83,18 @@ test('a lapsed lease stops the primary unless its synchronous standby still stre
     );
     if (a.kind === 'stop') assert.equal(a.because, 'lease');
   }
+});
+
+test('a lapsed lease leaves a primary that names no synchronous standby running: nothing can replace it', () => {
+  const lapsed = { leaseRemainingMs: -10 };
+  const alone = primary({ synchronousStandbyNames: '', standbys: [] });
+  for (const c of [{}, { reachable: false }, { lastAgeMs: 5000 }] as Partial<FenceFacts>[])
+    assert.equal(
+      selfFence(facts({ ...lapsed, last: alone, ...c })).kind,
+      'none',
+      JSON.stringify(c),
+    );
+  assert.equal(selfFence(facts({ ...lapsed, last: alone, failsafeReplyMs: 0 })).kind, 'stop');
 });
 
 test('a fenced former primary that runs is stopped; standbys, stopped servers and followers are left alone', () => {

@@ -4,6 +4,7 @@
 // Patroni's failsafe mode: while every standby named in synchronous_standby_names still streams
 // from this primary and replied lately, none of them has been promoted, so a coordinator that is
 // merely away (being replaced, or following the catalog to a new home) does not stop the cluster.
+// And a primary that names no synchronous standby keeps running: no replica can replace it.
 import type { AgentMode } from './config.js';
 import type { InstanceState } from './probe.js';
 import { parseStandbyNames } from './standby-names.js';
@@ -49,10 +50,17 @@ export function selfFence(f: FenceFacts): FenceAction {
 /** Why the failsafe does not hold, or undefined when it does (keep running). */
 export function failsafeBroken(f: FenceFacts): string | undefined {
   if (f.failsafeReplyMs === 0) return 'the failsafe is off';
-  if (!f.reachable || !f.last || f.lastAgeMs > f.freshMs) return 'the server does not answer';
+  if (!f.last) return 'the server does not answer';
   const { names, any } = parseStandbyNames(f.last.synchronousStandbyNames);
+  // No standby named: none has every acknowledged commit, so none is ever promoted in its place
+  // (the catalog's sync set is always within the names: a replica is named before it is recorded
+  // and unrecorded before it is unnamed, and every names change goes through this agent, whose
+  // last probe is at least as new as anything the coordinator saw). Stopping it would only turn a
+  // slow node (a loaded machine, a long checkpoint) into a dead one, e.g. while a former primary
+  // rejoins from it.
+  if (!any && names.length === 0) return undefined;
+  if (!f.reachable || f.lastAgeMs > f.freshMs) return 'the server does not answer';
   if (any) return 'synchronous_standby_names is *, so no standby can be checked';
-  if (names.length === 0) return 'it has no synchronous standby';
   for (const name of names) {
     const s = f.last.standbys.find((r) => r.applicationName.toLowerCase() === name.toLowerCase());
     if (!s || s.state !== 'streaming')

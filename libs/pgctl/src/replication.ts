@@ -92,21 +92,23 @@ export async function baseBackup(
 
 /**
  * `pg_rewind -R` of the (stopped) server in `dataDir` onto `primary`: what a former primary needs to
- * stream from the replica promoted in its place. Throws ReplicationToolError when rewinding is
- * impossible (then a fresh base backup is the way back).
+ * stream from the replica promoted in its place. Resolves with what pg_rewind printed (it may be
+ * "no rewind required"); throws ReplicationToolError when rewinding is impossible (then a fresh
+ * base backup is the way back).
  */
 export async function rewind(
   primary: PrimaryConn,
   dataDir: string,
   opts: BaseBackupOptions = {},
-): Promise<void> {
+): Promise<string> {
   const binDir = opts.binDir ?? findPgBinDir();
-  await tool(
+  const { stdout, stderr } = await tool(
     binDir,
     'pg_rewind',
     ['-D', dataDir, '-R', '--source-server', conninfo(primary, { dbname: 'postgres' })],
     opts.timeoutMs ?? 600_000,
   );
+  return `${stdout}${stderr}`.trim();
 }
 
 /** Makes `dir` an empty directory owned by the server's OS user, mode 0700. */

@@ -166,10 +166,16 @@ export class NodeOps {
         );
         // Routers hold the node's statements from this epoch on. (Not when the node holds the
         // catalog itself and it is gone: then the promotion comes first and is recorded after.)
-        if (!interim && !node.failingOver)
-          await this.commit('BeginFailover', node, { target: addressOf(target), reason }, (tx) =>
-            beginFailover(tx, node.name, addressOf(target)),
-          );
+        // The catalog write runs alongside the fence and the promotion, which do not need it
+        // (the old primary is fenced before anything is promoted, whatever routers know): on a
+        // loaded catalog it takes a second or more, which writes would otherwise wait on too.
+        const begun =
+          !interim && !node.failingOver
+            ? this.commit('BeginFailover', node, { target: addressOf(target), reason }, (tx) =>
+                beginFailover(tx, node.name, addressOf(target)),
+              )
+            : undefined;
+        begun?.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
         await this.fenceOld(node, fence);
         const names = this.namesAfter(node, target);
         await this.expectOk(
@@ -178,6 +184,7 @@ export class NodeOps {
           { action: 'promote', reason, synchronousStandbyNames: names },
           PROMOTE_TIMEOUT_MS,
         );
+        await begun;
         const promotedMs = performance.now() - started;
         this.o.log.warn(
           { node: node.name, primary: addressOf(target), promotedMs: Math.round(promotedMs) },

@@ -15,6 +15,7 @@ import {
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend, BackendSink } from '../pool/backend.js';
 import type { OutSink } from '../session/client-out.js';
+import { syncRepFrame } from './sync-rep-cancel.js';
 
 export type Expectation =
   /** A client Query: everything up to ReadyForQuery goes to the client, the ReadyForQuery if `ready`. */
@@ -101,8 +102,8 @@ export function exchange(
  */
 class Exchange implements BackendSink {
   readonly owner: object | undefined;
-  private readonly result: ExchangeResult;
-  private head = 0;
+  readonly result: ExchangeResult;
+  head = 0;
   private finished = false;
   /** Feeding a COPY IN (hooks.onCopyIn): the exchange settles after it. */
   private pump: Promise<void> | undefined = undefined;
@@ -110,12 +111,13 @@ class Exchange implements BackendSink {
   private runMemory: ArrayBufferLike | undefined = undefined;
   private runStart = 0;
   private runEnd = 0;
+  syncRepCancelled = false; // the node cancelled a commit's wait for its replica (sync-rep-cancel.ts)
 
   constructor(
-    private readonly backend: Backend,
+    readonly backend: Backend,
     private readonly expect: readonly Expectation[],
     private readonly out: OutSink,
-    private readonly hooks: ExchangeHooks,
+    readonly hooks: ExchangeHooks,
     private readonly collectTags: boolean,
     private readonly resolve: (r: ExchangeResult) => void,
     private readonly reject: (e: Error) => void,
@@ -222,7 +224,7 @@ class Exchange implements BackendSink {
     }
   }
 
-  private emit(b: Buffer): void {
+  emit(b: Buffer): void {
     this.emitRun();
     this.out.push(b);
   }
@@ -275,6 +277,9 @@ class Exchange implements BackendSink {
         SQLSTATE.connectionFailure,
         `node "${this.backend.target.node}" sent an unexpected message`,
       );
+    if (code === BackendCode.NoticeResponse || this.syncRepCancelled)
+      if (syncRepFrame(this, code, reader, e.t === 'quiet'))
+        return void (e.t === 'execute' && this.next());
     // Asynchronous messages may come at any point.
     if (
       code === BackendCode.NoticeResponse ||
