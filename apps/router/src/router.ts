@@ -133,7 +133,8 @@ export async function startRouter(
     epoch: () => watcher.epoch,
     nextEpoch: (after, timeoutMs) => watcher.epochs.next(after, timeoutMs),
     pools,
-    cache: new AnalysisCache(10_000),
+    // Texts that differ only in literals (psycopg2, Django: literal SQL) share one analysis shape.
+    cache: new AnalysisCache(10_000, { normalizeLiterals: true }),
     metrics: rm,
     log,
     cancels: new CancelRegistry(
