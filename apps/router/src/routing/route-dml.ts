@@ -116,9 +116,11 @@ function routeNested(
     if (top.length > 0 && !add(pinnedNodes(top, makePinPlan(top, where), where, params)))
       return refuse(notColocated(names(), verb));
   }
+  let covered = verb === 'select' ? 0 : t.sharded.filter((s) => s.ref.scope === 'top').length;
   for (const level of levelsOf(a)) {
     const own = levelTables(level, a, catalog);
     if (own === undefined) continue;
+    covered += own.sharded.length;
     if (!add(pinnedNodes(own.sharded, own.plan, level.where, params)))
       return refuse(
         notColocated(
@@ -127,6 +129,9 @@ function routeNested(
         ),
       );
   }
+  // A table no SELECT level holds (the target of a data-modifying CTE) may be on any owner.
+  if (a.hasDataModifyingCtes || covered < t.sharded.length)
+    for (const s of t.sharded) for (const n of s.view.keyspace.owners) all.add(n);
   if (needsParams) return { kind: 'params' };
   if (all.size === 1) return single(all.values().next().value!);
   if (verb === 'select') return { kind: 'scatter', nodes: [...all].sort() };

@@ -88,6 +88,19 @@ describe('route: query levels', () => {
     );
   });
 
+  test('a data-modifying CTE may touch every owner of its table', () => {
+    assert.deepEqual(
+      r(
+        'with d as (delete from orders returning tenant_id) select * from items where tenant_id = 1',
+      ),
+      scatter('n1', 'n2'),
+    );
+    assert.deepEqual(
+      r('with d as (delete from logs returning id) select * from logs where id = 3'),
+      node('n1'),
+    );
+  });
+
   test('a level not joined on its key is refused as before', () => {
     refused(
       r('select * from (select * from orders o join items i on o.id = i.order_id) s'),
