@@ -139,7 +139,8 @@ export async function startRouter(
     nextEpoch: (after, timeoutMs) => watcher.epochs.next(after, timeoutMs),
     lease: watcher.lease,
     pools,
-    cache: new AnalysisCache(10_000),
+    // Texts that differ only in literals (psycopg2, Django: literal SQL) share one analysis shape.
+    cache: new AnalysisCache(10_000, { normalizeLiterals: true }),
     metrics: rm,
     log,
     cancels: new CancelRegistry(

@@ -9,14 +9,17 @@ import {
   FrameReader,
   Writer,
   commandRowCount,
+  decodeDataRow,
   frameBytes,
+  writeDataRow,
   writeCommandComplete,
   writeQuery,
   type NoticeFields,
 } from '@tessera/pg-wire';
 import type { Snapshot } from '@tessera/keyspace';
 import { rebuildInsert, type Analysis, type InsertAnalysis } from '@tessera/sql';
-import { RouterError, SQLSTATE, unsupported } from '../errors.js';
+import { MergeError, mergeReturning, type Row } from '@tessera/merge';
+import { RouterError, SQLSTATE } from '../errors.js';
 import type { AllRoute, MultiWriteRoute, SplitInsertRoute } from '../routing/route-types.js';
 import { BackendError, type Backend } from '../pool/backend.js';
 import { HeldOut } from '../session/client-out.js';
@@ -179,24 +182,59 @@ export async function runOnAll(
   for (const b of results[0]!.output.pieces) s.out.push(b);
 }
 
-/** A multi-row INSERT: each node gets its rows; the client sees one INSERT 0 N. */
+/**
+ * A multi-row INSERT: each node gets its rows; the client sees one INSERT 0 N. RETURNING rows come
+ * back in VALUES order, as one Postgres returns them (clients match them to their rows by
+ * position): when a part returned another number of rows than it inserted (ON CONFLICT DO
+ * NOTHING skipped one), that order is unknown and the INSERT is rolled back with 0A000.
+ */
 export async function runSplitInsert(
   s: Session,
   r: SplitInsertRoute,
   a: InsertAnalysis,
   snapshot: Snapshot,
 ): Promise<void> {
-  // Clients match returned rows to VALUES rows by position, an order nodes cannot keep.
-  if (a.hasReturning)
-    throw unsupported('INSERT ... RETURNING whose rows go to several nodes is not supported yet');
   const parts = r.parts.map((p) => ({ node: p.node, sql: rebuildInsert(a, p.rows) }));
   let results: PartResult[] = [];
+  let returning: Buffer[] = [];
   await atomically(s, async () => {
     results = await runParts(s, parts, true, snapshot);
-    return firstError(results);
+    const error = firstError(results);
+    if (error !== undefined || !a.hasReturning) return error;
+    try {
+      returning = returningInValuesOrder(r, results);
+    } catch (e) {
+      if (e instanceof MergeError) return new RouterError(e.sqlstate, e.message);
+      throw e;
+    }
+    return undefined;
   });
   const total = rowCounts(results, 'INSERT').reduce((x, y) => x + y, 0);
+  for (const b of returning) s.out.push(b);
   s.out.push(writeCommandComplete(new Writer(32), `INSERT 0 ${total}`).flush());
+}
+
+/** The first part's RowDescription (and notices), then every part's rows in VALUES order. */
+function returningInValuesOrder(r: SplitInsertRoute, results: readonly PartResult[]): Buffer[] {
+  const head: Buffer[] = [];
+  const parts = r.parts.map((p, i) => {
+    const returned: Row[] = [];
+    const reader = new FrameReader();
+    for (const piece of results[i]!.output.pieces) reader.push(piece);
+    for (let f = reader.next(); f; f = reader.next()) {
+      if (f.code === BackendCode.DataRow) returned.push(decodeDataRow(Buffer.from(f.body)));
+      else if (
+        i === 0 &&
+        (f.code === BackendCode.RowDescription || f.code === BackendCode.NoticeResponse)
+      )
+        head.push(Buffer.from(frameBytes(f)));
+    }
+    return { rows: p.rows, returned };
+  });
+  const rows = mergeReturning(parts);
+  const w = new Writer(4096);
+  for (const row of rows) writeDataRow(w, row);
+  return [...head, w.flush()];
 }
 
 /**

@@ -1,7 +1,7 @@
 // What reads across nodes remember between statements, shared by every session of one router:
 // plans by SQL text (like the analysis cache) and each database's collation. Kept beside the
 // services object (a WeakMap keyed by it) rather than in a module-level singleton.
-import { planRead, type ReadPlanResult } from '@tessera/sql';
+import { ALL_PLAN_FEATURES, planRead, type ReadPlanResult } from '@tessera/sql';
 import type { Snapshot } from '@tessera/keyspace';
 import { plannerCatalog } from '../routing/planner-catalog.js';
 import type { RouterServices } from '../services.js';
@@ -28,7 +28,9 @@ export function scatterMemory(services: RouterServices): ScatterMemory {
 
 /**
  * The plan for `sql` under this catalog epoch and collation. A new epoch may change what a table
- * is, so the epoch is part of the key; syntax errors throw SqlError like the analysis does.
+ * is, so the epoch is part of the key; syntax errors throw SqlError like the analysis does. Every
+ * shape the router has the glue for is planned (ALL_PLAN_FEATURES); a plan that reads the
+ * transaction time is kept unbound (the caller binds each statement's or transaction's time).
  */
 export function planFor(
   services: RouterServices,
@@ -40,7 +42,7 @@ export function planFor(
   const key = `${catalog.epoch}\0${bytewise ? 1 : 0}\0${sql}`;
   let plan = plans.get(key);
   if (plan === undefined) {
-    plan = planRead(sql, plannerCatalog(catalog, bytewise));
+    plan = planRead(sql, plannerCatalog(catalog, bytewise), ALL_PLAN_FEATURES);
     if (plans.size >= MAX_PLANS) plans.delete(plans.keys().next().value!);
     plans.set(key, plan);
   }

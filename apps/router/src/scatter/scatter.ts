@@ -20,7 +20,13 @@ import {
   type FieldDescription,
   type LeafMessage,
 } from '@tessera/merge';
-import type { Analysis, ExplainAnalysis, ReadPlan } from '@tessera/sql';
+import {
+  bindTransactionTime,
+  formatTransactionTime,
+  type Analysis,
+  type ExplainAnalysis,
+  type ReadPlan,
+} from '@tessera/sql';
 import { RouterError, unsupported } from '../errors.js';
 import type { Snapshot } from '@tessera/keyspace';
 import type { ScatterRoute } from '../routing/route-types.js';
@@ -29,6 +35,7 @@ import { LeafRun } from './leaf-run.js';
 import { explainLines, explainAnalyzeLines, QUERY_PLAN_FIELD } from './explain.js';
 import { planFor, scatterMemory } from './plans.js';
 import { engage, lost, settle } from '../execute/backends.js';
+import { BackendError } from '../pool/backend.js';
 import type { Session } from '../session/session.js';
 import type { BindValues } from '../statement/portal.js';
 
@@ -82,6 +89,40 @@ export async function runScatter(s: Session, r: ScatterRoute, req: ScatterReques
   const { plan, explain } = await planScatter(s, r, req.analysis, catalog);
   if (explain !== undefined && !explain.analyze)
     return sendLines(s, explainLines(plan, r.nodes), req.rowDescription);
+  try {
+    await runLeaves(s, r, req, bindTime(plan), explain);
+  } catch (e) {
+    // The node query's own text (hidden aggregates in its select list, the router's rewrites) can
+    // change which of several errors Postgres reports: the client's statement, parsed on one node,
+    // says which one plain Postgres would report.
+    if (e instanceof BackendError && e.sqlstate.startsWith('42')) {
+      const select = explain ? explain.inner : req.analysis;
+      throw (await parseError(s, r, select.sql, req.bind?.types ?? [], catalog)) ?? e;
+    }
+    // A node's own error passes through as-is; the executor's become ErrorResponses here.
+    throw e instanceof MergeError ? new RouterError(e.sqlstate, e.message) : e;
+  }
+}
+
+/**
+ * The plan with its statement's time: now(), current_date and the rest read one instant on every
+ * node, the router's clock at the statement's start (a read across nodes runs outside a
+ * transaction block, where Postgres's transaction time is the statement's start).
+ */
+function bindTime(plan: ReadPlan): ReadPlan {
+  if (!plan.usesTransactionTime) return plan;
+  const micros = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000));
+  return bindTransactionTime(plan, formatTransactionTime(micros));
+}
+
+async function runLeaves(
+  s: Session,
+  r: ScatterRoute,
+  req: ScatterRequest,
+  plan: ReadPlan,
+  explain: ExplainAnalysis | undefined,
+): Promise<void> {
+  const catalog = req.snapshot;
   const bind = req.bind;
   const leafMessages = leafStatement(plan, bind);
   const params = bind ? executorParams(bind) : [];
@@ -121,11 +162,28 @@ export async function runScatter(s: Session, r: ScatterRoute, req: ScatterReques
       }
     }
     s.out.push(out.flush());
-  } catch (e) {
-    // A node's own error passes through as-is; the executor's become ErrorResponses here.
-    throw e instanceof MergeError ? new RouterError(e.sqlstate, e.message) : e;
   } finally {
     await finishLeaves(s, engaged, leaves);
+  }
+}
+
+/** The error a Parse of the client's own statement gets on one node, if any. */
+async function parseError(
+  s: Session,
+  r: ScatterRoute,
+  sql: string,
+  types: readonly number[],
+  catalog: Snapshot,
+): Promise<BackendError | undefined> {
+  const w = new Writer(sql.length + 64);
+  writeParse(w, '', sql, types);
+  w.bytes(SYNC);
+  try {
+    await onNode(s, r.nodes[0] ?? catalog.home, [w.flush()], () => undefined, catalog);
+    return undefined;
+  } catch (e) {
+    if (e instanceof BackendError) return e;
+    throw e;
   }
 }
 

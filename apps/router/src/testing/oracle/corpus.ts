@@ -231,11 +231,23 @@ export const CORPUS: Record<string, CorpusCase> = {
     sql: 'select id from accounts where region in (select code from regions where rank > 1)',
     route: 'scatter',
   },
-  // Refused, with a sentence.
   'union across nodes': {
     sql: 'select id from accounts union select account_id from orders',
-    route: 'refuse',
+    route: 'scatter',
   },
+  'union across keyspaces': {
+    sql: 'select id from accounts union all select k from counters',
+    route: 'scatter',
+  },
+  'CTE pinned to one key': {
+    sql: 'with x as (select * from orders where account_id = 7) select count(*), sum(qty) from x',
+    route: 'single',
+  },
+  'subquery in FROM pinned to one key': {
+    sql: 'select count(*) from (select distinct qty from orders where account_id = 12) s',
+    route: 'single',
+  },
+  // Refused, with a sentence.
   'window across nodes': {
     sql: 'select id, row_number() over (order by id) from accounts',
     route: 'refuse',
