@@ -18,6 +18,10 @@ export interface RouterMetrics {
   held(reason: 'range' | 'node', seconds: number): void;
   /** An epoch was acknowledged at its drain deadline, older statements still running. */
   drainDeadline(): void;
+  /** A session started (+1) or stopped (-1) keeping a backend for its session state (session/pins.ts). */
+  pinnedSessions(delta: 1 | -1): void;
+  /** A statement left session state of `kind` on its backend. */
+  pinned(kind: string): void;
 }
 
 /** committed; prepare_failed (a node's error, rolled back); in_doubt (08007); aborted (40001). */
@@ -93,8 +97,21 @@ export function routerMetrics(
     help: 'Epochs acknowledged at their drain deadline while statements of an older epoch still ran',
     registers: [registry],
   });
+  const pinnedSessions = new Gauge({
+    name: 'tessera_router_pinned_sessions',
+    help: 'Client sessions keeping backends for state that cannot be pooled (temporary tables, session advisory locks, WITH HOLD cursors, LISTEN)',
+    registers: [registry],
+  });
+  const pins = tally(
+    registry,
+    'tessera_router_pins_total',
+    'Statements that left session state on their backend, keeping it for the client, by kind',
+    'reason',
+  );
   return {
     clientConnections,
+    pinnedSessions: (delta) => pinnedSessions.inc(delta),
+    pinned: pins,
     held: (reason, seconds) => {
       heldTotal.inc({ reason });
       holdSeconds.observe(seconds);
