@@ -20,6 +20,10 @@ export interface RouterMetrics {
   drainDeadline(): void;
   /** A lease renewal with the coordinator was granted, or failed. */
   leaseRenewal(granted: boolean): void;
+  /** A session started (+1) or stopped (-1) keeping a backend for its session state (session/pins.ts). */
+  pinnedSessions(delta: 1 | -1): void;
+  /** A statement left session state of `kind` on its backend. */
+  pinned(kind: string): void;
 }
 
 /** committed; prepare_failed (a node's error, rolled back); in_doubt (08007); aborted (40001). */
@@ -110,8 +114,21 @@ export function routerMetrics(
     help: 'Epochs acknowledged at their drain deadline while statements of an older epoch still ran',
     registers: [registry],
   });
+  const pinnedSessions = new Gauge({
+    name: 'tessera_router_pinned_sessions',
+    help: 'Client sessions keeping backends for state that cannot be pooled (temporary tables, session advisory locks, WITH HOLD cursors, LISTEN)',
+    registers: [registry],
+  });
+  const pins = tally(
+    registry,
+    'tessera_router_pins_total',
+    'Statements that left session state on their backend, keeping it for the client, by kind',
+    'reason',
+  );
   return {
     clientConnections,
+    pinnedSessions: (delta) => pinnedSessions.inc(delta),
+    pinned: pins,
     held: (reason, seconds) => {
       heldTotal.inc({ reason });
       holdSeconds.observe(seconds);

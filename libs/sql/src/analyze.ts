@@ -2,7 +2,7 @@
 // as plain, deeply frozen data. The dispatch on parse-node kind ends in `utility`, so a statement
 // kind this file does not know still lists the tables it names and is refused safely.
 import type { Node } from 'libpg-query';
-import type { Analysis, UtilityAnalysis } from './types.js';
+import type { Analysis, CursorInfo, UtilityAnalysis } from './types.js';
 import type { StatementContext } from './context.js';
 import { baseOf } from './context.js';
 import { collect } from './collect.js';
@@ -40,6 +40,28 @@ function utility(
   command: string,
   query?: Analysis,
 ): UtilityAnalysis {
+  return { ...utilityBase(ctx, node, command, query), cursor: cursorOf(node) };
+}
+
+/** CURSOR_OPT_HOLD of parsenodes.h. */
+const CURSOR_OPT_HOLD = 0x0020;
+
+function cursorOf(node: Node): CursorInfo | undefined {
+  if ('DeclareCursorStmt' in node) {
+    const d = node.DeclareCursorStmt;
+    return { name: d.portalname, hold: ((d.options ?? 0) & CURSOR_OPT_HOLD) !== 0 };
+  }
+  if ('FetchStmt' in node) return { name: node.FetchStmt.portalname, hold: false };
+  if ('ClosePortalStmt' in node) return { name: node.ClosePortalStmt.portalname, hold: false };
+  return undefined;
+}
+
+function utilityBase(
+  ctx: StatementContext,
+  node: Node,
+  command: string,
+  query: Analysis | undefined,
+): Omit<UtilityAnalysis, 'cursor'> {
   const targets = new Set<object>();
   if ('LockStmt' in node)
     for (const r of node.LockStmt.relations ?? []) if ('RangeVar' in r) targets.add(r.RangeVar);

@@ -19,6 +19,8 @@ export {
   planInsertSelect,
 } from './insert-split.js';
 export type { InsertSelectPlan } from './insert-split.js';
+export { NO_SESSION_STATE, sessionStateOf, sessionStateOfAll } from './session-state.js';
+export type { SessionStateChange, SessionStateKind } from './session-state.js';
 export type {
   Analysis,
   AnalysisBase,
@@ -63,6 +65,7 @@ export type {
   UnlistenAnalysis,
   UpdateAnalysis,
   UtilityAnalysis,
+  CursorInfo,
   WhereFacts,
 } from './types.js';
 export { planRead, ALL_PLAN_FEATURES } from './plan/plan.js';

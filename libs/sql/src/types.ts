@@ -471,6 +471,14 @@ export interface UtilityAnalysis extends AnalysisBase {
   readonly command: string;
   /** For DECLARE CURSOR: the cursor's query. */
   readonly query: Analysis | undefined;
+  /** DECLARE, FETCH, MOVE, CLOSE: the cursor named (undefined name: CLOSE ALL). */
+  readonly cursor: CursorInfo | undefined;
+}
+
+export interface CursorInfo {
+  readonly name: string | undefined;
+  /** DECLARE ... WITH HOLD: the cursor outlives its transaction. */
+  readonly hold: boolean;
 }
 
 export type Analysis =

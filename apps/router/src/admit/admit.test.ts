@@ -173,7 +173,8 @@ describe('admit: session commands, once for both protocols', () => {
     // On one node the node says so itself.
     assert.equal(kind(decide('select 1', s, { phase: 'one', status: 'E' })), 'routed:node');
     assert.equal(kind(decide("prepare transaction 'x'", s, { phase: 'one' })), 'refused:0A000');
-    assert.equal(kind(decide('listen x', s)), 'refused:0A000');
+    // LISTEN keeps its backend for the client (session/pins.ts).
+    assert.equal(kind(decide('listen x', s)), 'routed:node');
   });
 
   test('a statement routing refuses is refused with 0A000', () => {

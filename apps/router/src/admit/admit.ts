@@ -22,7 +22,7 @@ export interface AdmitTxn extends HoldTxn {
   readonly phase: TxnPhase;
   /** The status the client sees (E: failed). */
   readonly status: TransactionStatus;
-  /** Transaction pooling: LISTEN cannot keep its backend. */
+  /** Transaction pooling: backends go back to their pool between transactions. */
   readonly transactionPooling: boolean;
 }
 
@@ -80,12 +80,5 @@ function refusedBeforeRouting<E extends Admission>(
   // refuses every statement but its end, as Postgres would. On one node, the node says so.
   if (txn.status === 'E' && txn.phase !== 'one' && !endsFailedTransaction(a))
     return { kind: 'refused', error: inFailedTransaction() };
-  if ((a.kind === 'listen' || a.kind === 'unlisten') && txn.transactionPooling)
-    return {
-      kind: 'refused',
-      error: unsupported(
-        'LISTEN and UNLISTEN are not supported under transaction pooling (run the router with --pool-mode session)',
-      ),
-    };
   return undefined;
 }

@@ -34,12 +34,8 @@ export function admitMany<E extends Admission>(
   const routed: { a: Analysis; r: Route }[] = [];
   for (const a of analyses) {
     if (a.kind === 'transaction' || a.kind === 'set' || a.kind === 'show') continue;
-    if (
-      a.kind === 'discard' ||
-      a.kind === 'deallocate' ||
-      a.kind === 'listen' ||
-      a.kind === 'unlisten'
-    )
+    // LISTEN and UNLISTEN run on the home node like the rest of such a text (execute/executor.ts).
+    if (a.kind === 'discard' || a.kind === 'deallocate')
       return refused(
         `${a.kind.toUpperCase()} in a multi-statement query is not supported by the router; send it on its own`,
       );

@@ -1,7 +1,6 @@
 // What the router records once a node ran a session command without error (commands/plan.ts
 // decided the Effect): settings applied, savepoints tracked, settings restored by ROLLBACK TO or
 // a rollback, a chained transaction; the node's backend then has the session's settings.
-import type { Analysis } from '@tessera/sql';
 import type { Backend } from '../pool/backend.js';
 import type { Session } from '../session/session.js';
 import type { Effect } from './plan.js';
@@ -35,15 +34,4 @@ export function applyEffect(s: Session, effect: Effect, backend: Backend | undef
     }
   }
   if (backend !== undefined && !backend.dead) backend.settingsKey = s.settings.key();
-}
-
-/**
- * Whether `a` leaves state on its backend that cannot move to another (a temporary table): the
- * session then keeps that backend, and it never serves another client.
- */
-export function pinsBackend(a: Analysis): boolean {
-  if (a.kind !== 'ddl' || !a.command.startsWith('create')) return false;
-  if (a.createTable?.temporary === true) return true;
-  if (a.objects.some((o) => o.schema === 'pg_temp')) return true;
-  return /^\s*create\s+(or\s+replace\s+)?(local\s+|global\s+)?temp(orary)?\b/i.test(a.sql);
 }

@@ -4,18 +4,19 @@
 // across nodes, DISCARD and DEALLOCATE. `emit` takes the answer's frames in order. Synchronous
 // (undefined) when nothing has to wait.
 import { Writer, writeCommandComplete, writeQuery } from '@tessera/pg-wire';
-import type {
-  DeallocateAnalysis,
-  DiscardAnalysis,
-  SetAnalysis,
-  TransactionAnalysis,
+import {
+  sessionStateOf,
+  type DeallocateAnalysis,
+  type DiscardAnalysis,
+  type SetAnalysis,
+  type TransactionAnalysis,
 } from '@tessera/sql';
 import { RouterError, SQLSTATE } from '../errors.js';
 import { BackendError } from '../pool/backend.js';
 import { HeldOut } from '../session/client-out.js';
 import { noticeFrame } from '../session/errors-wire.js';
 import type { Session } from '../session/session.js';
-import { engage, pickNode, settle } from '../execute/backends.js';
+import { applyState, engage, pickNode, settle } from '../execute/backends.js';
 import { everyTxnNode, setOnEveryNode } from '../execute/cross-node.js';
 import { run1 } from '../execute/run.js';
 import { finishTransaction } from '../execute/two-phase.js';
@@ -176,13 +177,17 @@ async function setDeferred(s: Session, a: SetAnalysis, emit: Emit): Promise<void
 
 async function discard(s: Session, a: DiscardAnalysis, emit: Emit): Promise<void> {
   if (a.target === 'all' || a.target === 'temp') {
-    // The backends a temporary table kept lose it there, and serve others again.
-    for (const node of [...s.pinned]) {
+    // The backends kept for session state lose it there, and serve others again once none is left.
+    const change = sessionStateOf(a);
+    for (const node of s.pinned.nodes()) {
       const h = s.held.get(node);
-      s.pinned.delete(node);
-      if (h === undefined || h.backend.dead) continue;
+      if (h === undefined || h.backend.dead) {
+        s.pinned.forget(node);
+        continue;
+      }
       const r = await run1(s, h.backend, [q(a.sql)], [{ t: 'quiet' }], false, new HeldOut(false));
       if (r.quietError !== undefined) throw new BackendError(r.quietError);
+      applyState(s, node, change);
       settle(s, node);
     }
   }

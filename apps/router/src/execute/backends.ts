@@ -6,6 +6,7 @@ import { Writer, writeQuery } from '@tessera/pg-wire';
 import type { Backend } from '../pool/backend.js';
 import type { Pool } from '../pool/pool.js';
 import type { Snapshot } from '@tessera/keyspace';
+import type { SessionStateChange } from '@tessera/sql';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Expectation } from './exchange.js';
 import { run1 } from './run.js';
@@ -95,6 +96,7 @@ export function engageNow(
     if (idle === undefined) return undefined;
     h = { backend: idle, pool };
     s.held.set(node, h);
+    idle.idleOwner = s.idleOwner;
   }
   prepareBackend(s, h.backend, node, begin, messages, expect);
   return h.backend;
@@ -110,6 +112,7 @@ async function acquireInto(
 ): Promise<Backend> {
   const backend = await pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough);
   s.held.set(node, { backend, pool });
+  backend.idleOwner = s.idleOwner;
   prepareBackend(s, backend, node, begin, messages, expect);
   return backend;
 }
@@ -220,6 +223,19 @@ export function settle(s: Session, node: string): void {
   }
 }
 
+/**
+ * Records the session state a statement that succeeded on `node` left or cleared there
+ * (session/pins.ts): a backend that now holds some leaves its pool's count and stays with the
+ * session; one whose state is all gone counts in its pool again (settle() gives it back).
+ */
+export function applyState(s: Session, node: string, change: SessionStateChange): void {
+  const { before, after } = s.pinned.apply(node, change);
+  const h = s.held.get(node);
+  if (h === undefined || before === after) return;
+  if (after) h.pool.pinOut(h.backend);
+  else h.pool.pinBack(h.backend);
+}
+
 /** A backend died under us: forget it; a transaction on it is lost (the client must roll back). */
 export function lost(s: Session, b: Backend): void {
   for (const [node, h] of s.held) {
@@ -235,7 +251,7 @@ export function drop(s: Session, node: string): void {
   const h = s.held.get(node);
   if (!h) return;
   s.held.delete(node);
-  s.pinned.delete(node);
+  s.pinned.forget(node);
   if (!h.backend.dead) h.backend.destroy('dropped by its session');
   h.pool.release(h.backend);
 }

@@ -15,6 +15,7 @@ import {
   writeCopyFail,
   writeCopyInResponse,
   writeQuery,
+  type NoticeFields,
 } from '@tessera/pg-wire';
 import { hashKeyText } from '@tessera/pg-hash';
 import type { Snapshot } from '@tessera/keyspace';
@@ -46,6 +47,10 @@ interface Target {
   size: number;
   result: ExchangeResult | undefined;
   failed: boolean;
+  /** The client's line number of each row sent to this node, in order (split COPY only). */
+  lines: number[] | undefined;
+  /** Lines sent before the rows: the header, if the format has one. */
+  headerLines: number;
 }
 
 export async function runCopySplit(
@@ -75,6 +80,8 @@ class CopySplit {
   private anyFailed = false;
   private splitter: CopyRowSplitter | undefined;
   private headerSent = false;
+  /** Rows the splitter handed out so far: the client's line count, less a header line. */
+  private rowsSeen = 0;
 
   constructor(
     private readonly s: Session,
@@ -130,6 +137,8 @@ class CopySplit {
       size: 0,
       result: undefined,
       failed: false,
+      lines: this.r.mode === 'split' ? [] : undefined,
+      headerLines: 0,
       ready: new Promise<void>((res) => (markReady = res)),
       done: Promise.resolve(undefined as unknown as ExchangeResult),
     };
@@ -163,6 +172,8 @@ class CopySplit {
         const t = this.byNode.get(node)!;
         t.pieces.push(row);
         t.size += row.length;
+        // A header line, sent to every node as its own first line, is the client's first too.
+        t.lines!.push(++this.rowsSeen + (this.splitter?.header !== undefined ? 1 : 0));
       },
       columns,
     );
@@ -230,6 +241,7 @@ class CopySplit {
       for (const t of this.targets) {
         t.pieces.unshift(header);
         t.size += header.length;
+        t.headerLines = 1;
       }
     }
     for (const t of this.targets) {
@@ -244,8 +256,13 @@ class CopySplit {
   /** Every node's COPY N, added up (a reference table's rows are counted once). */
   private async total(): Promise<number | Error> {
     const results = await Promise.all(this.targets.map((t) => t.done));
-    const failed = results.find((res) => res.error ?? res.quietError);
-    if (failed) return new BackendError((failed.error ?? failed.quietError)!);
+    const i = results.findIndex((res) => res.error ?? res.quietError);
+    if (i >= 0) {
+      const failed = results[i]!;
+      return new BackendError(
+        clientContext(this.targets[i]!, (failed.error ?? failed.quietError)!),
+      );
+    }
     let total = 0;
     for (const res of results) total += commandRowCount(res.tags[res.tags.length - 1] ?? '') ?? 0;
     return this.r.mode === 'all' ? total / this.targets.length : total;
@@ -256,12 +273,32 @@ class CopySplit {
 async function abort(targets: readonly Target[], reason: string): Promise<Error> {
   for (const t of targets) if (!t.failed) t.backend.write(copyFail(reason));
   await Promise.allSettled(targets.map((t) => t.done));
-  const err = targets
-    .map((t) => t.result?.error ?? t.result?.quietError)
-    .find((x) => x !== undefined);
-  if (err) return new BackendError(err);
+  for (const t of targets) {
+    const err = t.result?.error ?? t.result?.quietError;
+    if (err !== undefined) return new BackendError(clientContext(t, err));
+  }
   return new RouterError(SQLSTATE.connectionFailure, `COPY failed: ${reason}`);
 }
+
+/**
+ * A node's error with its CONTEXT's line number turned into the client's: the node counts the
+ * lines of its part of the stream (`COPY t, line 3, column id: "x"`), the client all of them.
+ */
+function clientContext(t: Target, fields: NoticeFields): NoticeFields {
+  const where = fields.where;
+  const lines = t.lines;
+  if (where === undefined || lines === undefined) return fields;
+  const m = COPY_LINE.exec(where);
+  if (m === null) return fields;
+  const nodeLine = Number(m[2]);
+  const header = t.headerLines;
+  const line = nodeLine <= header ? nodeLine : lines[nodeLine - header - 1];
+  if (line === undefined) return fields;
+  return { ...fields, where: where.replace(COPY_LINE, `$1${line}`) };
+}
+
+/** The line number in the CONTEXT of an error in COPY FROM data (copyfrom.c CopyFromErrorCallback). */
+const COPY_LINE = /^(COPY [^\n]*?, line )(\d+)/;
 
 /** Position of the key column in the COPY's column list (or the table's, asked of a node). */
 async function keyColumn(

@@ -13,7 +13,7 @@ import {
   viewOf,
 } from '@tessera/pg-wire';
 import { RouterError, SQLSTATE } from '../errors.js';
-import type { Backend, BackendSink } from '../pool/backend.js';
+import { BackendError, type Backend, type BackendSink } from '../pool/backend.js';
 import type { OutSink } from '../session/client-out.js';
 import { syncRepFrame } from './sync-rep-cancel.js';
 
@@ -105,6 +105,8 @@ class Exchange implements BackendSink {
   readonly result: ExchangeResult;
   head = 0;
   private finished = false;
+  /** A FATAL the node sent, before it closes the connection. */
+  private fatal: NoticeFields | undefined = undefined;
   /** Feeding a COPY IN (hooks.onCopyIn): the exchange settles after it. */
   private pump: Promise<void> | undefined = undefined;
   // A run of forwarded frames contiguous in one buffer becomes one view.
@@ -194,6 +196,7 @@ class Exchange implements BackendSink {
   private fail(error: Error): void {
     if (this.finished) return;
     this.finished = true;
+    if (this.fatal !== undefined) return this.settle(new BackendError(this.fatal));
     this.settle(
       error instanceof RouterError
         ? error
@@ -298,6 +301,11 @@ class Exchange implements BackendSink {
     const backend = this.backend;
     const result = this.result;
     const fields = decodeErrorResponse(reader.frameBody());
+    if ((fields.severityNonLocalized ?? fields.severity) === 'FATAL') {
+      // The node closes the connection next; the client gets it as a FATAL and is closed too.
+      this.fatal = fields;
+      return;
+    }
     if (e.t === 'quiet') {
       result.quietError ??= fields;
       return;

@@ -5,13 +5,13 @@
 // single(): the one single-node send.
 import type { Routed } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
-import { pinsBackend } from '../commands/effects.js';
 import type { Effect } from '../commands/plan.js';
 import { unsupported } from '../errors.js';
 import { routeLabel, type CopyRoute, type Route } from '../routing/route-types.js';
 import { isWrite } from '../routing/writes.js';
 import { runScatter } from '../scatter/scatter.js';
 import type { Session } from '../session/session.js';
+import { NO_SESSION_STATE, sessionStateOf, type SessionStateChange } from '@tessera/sql';
 import type { Statement } from '../statement/statement.js';
 import type { RouterPortal } from '../statement/portal.js';
 import { acquire, acquisition } from './acquire.js';
@@ -31,8 +31,8 @@ export type Via =
       readonly raw: Buffer;
       /** Recorded if the whole text ran (the SETs of a multi-statement Query). */
       readonly effects?: readonly Effect[];
-      /** Some statement of the text makes a temporary table. */
-      readonly pins?: boolean;
+      /** The session state the whole text leaves or clears (a multi-statement Query). */
+      readonly state?: SessionStateChange;
       /** The round's answer, from `node`, after the router's bookkeeping. */
       readonly result: (r: ExchangeResult, node: string) => void;
     }
@@ -49,9 +49,9 @@ export interface BindVia {
   nodeFor(node: string, flexible: boolean): string;
   /**
    * Adds the statement's own messages (Parse if need be, the Bind) once the backend is there;
-   * `effect` and `pin` are applied if its Execute, later in the batch, succeeds.
+   * `effect` and `state` are applied if its Execute, later in the batch, succeeds.
    */
-  push(round: Round, effect: Effect | undefined, pin: boolean): void;
+  push(round: Round, effect: Effect | undefined, state: SessionStateChange): void;
   /** The server name of a prepared read that may share a lane (undefined: it may not). */
   readonly laneName: string | undefined;
   /** Keeps a statement for several nodes as a portal, run at its Execute. */
@@ -67,16 +67,19 @@ export function execute(
   via: Via,
 ): Promise<void> | undefined {
   const r = d.route;
+  const state = via.kind === 'query' && via.state !== undefined ? via.state : stateOf(stmt);
+  if (state !== NO_SESSION_STATE && r.kind !== 'node' && r.kind !== 'refuse')
+    refuseStateAcross(state, r);
   // Counted at admission; a read across nodes once planned (or refused by the planner).
   if (via.kind !== 'portal' && r.kind !== 'scatter') s.services.metrics.statements(routeLabel(r));
   switch (r.kind) {
     case 'node':
-      return single(s, stmt, d, r.node, r.flexible, via);
+      return single(s, stmt, d, ...placeState(s, stmt, state, d, r.node, r.flexible), via, state);
     case 'copy':
       return copy(s, stmt, d, r, via);
     case 'all':
       if (r.nodes.length === 1 && via.kind === 'query')
-        return single(s, stmt, d, r.nodes[0]!, false, via);
+        return single(s, stmt, d, r.nodes[0]!, false, via, state);
       return several(s, d, via, () => runOnAll(s, r, stmt.analysis, d.epoch.snapshot));
     case 'multi_write':
       return several(s, d, via, () => runMultiWrite(s, r, stmt.analysis, d.epoch.snapshot));
@@ -111,7 +114,7 @@ function copy(
   r: CopyRoute,
   via: Via,
 ): Promise<void> | undefined {
-  if (r.mode === 'node') return single(s, stmt, d, r.node, false, via);
+  if (r.mode === 'node') return single(s, stmt, d, r.node, false, via, NO_SESSION_STATE);
   if (via.kind !== 'query')
     throw unsupported('this statement is not supported through the extended query protocol yet');
   return counted(d.epoch, runCopySplit(s, r, stmt.analysis, d.epoch.snapshot));
@@ -152,6 +155,7 @@ function single(
   target: string,
   flexible: boolean,
   via: Via,
+  state: SessionStateChange,
 ): Promise<void> | undefined {
   if (via.kind === 'portal') throw new Error('a one-node statement kept as a router portal');
   const round = via.kind === 'query' ? new Round() : via.round;
@@ -160,11 +164,11 @@ function single(
     const laneName = via.kind === 'bind' ? via.laneName : undefined;
     const policy = acquisition(s, node, laneName);
     const got = acquire(s, round, node, d.epoch.snapshot, policy, true, laneName);
-    if (got instanceof Promise) return got.then(() => queue(s, stmt, d, round, via));
+    if (got instanceof Promise) return got.then(() => queue(s, stmt, d, round, via, state));
   } else {
     takePrelude(s, node, round.messages, round.expect);
   }
-  return queue(s, stmt, d, round, via);
+  return queue(s, stmt, d, round, via, state);
 }
 
 /** The statement's messages on the round's backend; a Query's round goes now. */
@@ -174,15 +178,15 @@ function queue(
   d: Routed<Epoch>,
   round: Round,
   via: Via & { kind: 'query' | 'bind' },
+  state: SessionStateChange,
 ): Promise<void> | undefined {
   const node = round.node!;
   const a = stmt.analysis;
   // Only a transaction's parts record writes (an autocommit read skips the function check).
   if (s.txn.inBlock) s.txn.wrote(node, isWrite(a), d.epoch.snapshot.epoch);
   round.enter(d.epoch);
-  const pin = pinsBackend(a) || (via.kind === 'query' && via.pins === true);
   if (via.kind === 'bind') {
-    via.push(round, d.effect, pin);
+    via.push(round, d.effect, state);
     return undefined;
   }
   round.messages.push(via.raw);
@@ -191,8 +195,52 @@ function queue(
   const at = round.expect.length - 1;
   if (d.effect !== undefined) round.after(at, d.effect);
   for (const e of via.effects ?? []) round.after(at, e);
-  if (pin) round.after(at, 'pin');
+  if (state !== NO_SESSION_STATE) round.after(at, { kind: 'state', change: state });
   return sendRound(s, round, false).then((r) => via.result(r, node));
+}
+
+/** The session state a statement leaves or clears, read once per analysis (they are cached). */
+const states = new WeakMap<object, SessionStateChange>();
+function stateOf(stmt: Statement): SessionStateChange {
+  const a = stmt.analysis;
+  let st = states.get(a);
+  if (st === undefined) states.set(a, (st = sessionStateOf(a)));
+  return st;
+}
+
+/**
+ * Where a one-node statement with session state runs: advisory locks and LISTEN/NOTIFY on the
+ * home node (one lock and channel space for every client); FETCH, MOVE and CLOSE of a WITH HOLD
+ * cursor on the node that holds it; the rest where it routes (a temporary table is created on
+ * home, and a name no catalog table has resolves to home too).
+ */
+function placeState(
+  s: Session,
+  stmt: Statement,
+  state: SessionStateChange,
+  d: Routed<Epoch>,
+  node: string,
+  flexible: boolean,
+): [string, boolean] {
+  const a = stmt.analysis;
+  if (a.kind === 'utility' && a.cursor?.name !== undefined && s.pinned.size > 0) {
+    const at = s.pinned.cursorNode(a.cursor.name);
+    if (at !== undefined && a.command !== 'declare_cursor') return [at, false];
+  }
+  if (!state.homeOnly) return [node, flexible];
+  const home = d.epoch.snapshot.home;
+  if (flexible || node === home) return [home, false];
+  throw unsupported(
+    `advisory locks, LISTEN and NOTIFY run on the home node, and this statement also reads or writes rows on node "${node}"; send them as separate statements`,
+  );
+}
+
+/** A statement on several nodes cannot take advisory locks, listen, or leave session state. */
+function refuseStateAcross(state: SessionStateChange, r: Route): void {
+  if (!state.homeOnly && state.creates.length === 0) return;
+  throw unsupported(
+    `a statement that takes advisory locks, listens or makes session state cannot run on several nodes (route ${r.kind}); send it as its own statement`,
+  );
 }
 
 function assertNever(x: never): never {

@@ -165,6 +165,14 @@ export async function runOnAll(
   snapshot: Snapshot,
 ): Promise<void> {
   const parts = r.nodes.map((node) => ({ node, sql: a.sql, after: r.after.get(node) }));
+  // Each node would take it in an implicit transaction of its own and drop it at once.
+  if (r.why === 'lock' && !s.inTransaction())
+    throw new RouterError(
+      SQLSTATE.noActiveSqlTransaction,
+      'LOCK TABLE can only be used in transaction blocks',
+    );
+  // A lock writes nothing: the nodes commit it one by one, no two-phase commit needed.
+  const write = r.why !== 'lock';
   let results: PartResult[] = [];
   if (!transactional(r, a) && !s.inTransaction()) {
     results = await runParts(s, parts, true, snapshot);
@@ -172,7 +180,7 @@ export async function runOnAll(
     if (error) throw error;
   } else {
     await atomically(s, async () => {
-      results = await runParts(s, parts, true, snapshot);
+      results = await runParts(s, parts, write, snapshot);
       return (
         firstError(results) ??
         (r.why === 'reference_write' ? copiesDisagree(results, a) : undefined)

@@ -8,7 +8,8 @@ import type { Effect } from '../commands/plan.js';
 import type { Backend } from '../pool/backend.js';
 import type { Pool } from '../pool/pool.js';
 import type { Session } from '../session/session.js';
-import { settle } from './backends.js';
+import type { SessionStateChange } from '@tessera/sql';
+import { applyState, settle } from './backends.js';
 import type { ExchangeResult, Expectation } from './exchange.js';
 import { run1, runShared } from './run.js';
 
@@ -19,10 +20,16 @@ import { run1, runShared } from './run.js';
  */
 export type Policy = 'lane' | 'held' | 'own';
 
+/** Session state a statement leaves on (or clears from) its backend (session/pins.ts). */
+export interface StateEffect {
+  readonly kind: 'state';
+  readonly change: SessionStateChange;
+}
+
 interface Pending {
   /** Index of the statement's Execute (or Query) among the round's expectations. */
   readonly at: number;
-  readonly effect: Effect | 'pin';
+  readonly effect: Effect | StateEffect;
 }
 
 export class Round {
@@ -53,7 +60,7 @@ export class Round {
   }
 
   /** Applied once the round ran, if the statement whose Execute is expectation `at` succeeded. */
-  after(at: number, effect: Effect | 'pin'): void {
+  after(at: number, effect: Effect | StateEffect): void {
     (this.#pending ??= []).push({ at, effect });
   }
 
@@ -84,7 +91,7 @@ export class Round {
     if (errorAt !== undefined && result.status === 'I') return;
     for (const p of pending) {
       if (errorAt !== undefined && p.at >= errorAt) continue;
-      if (p.effect === 'pin') s.pinned.add(this.node!);
+      if (p.effect.kind === 'state') applyState(s, this.node!, p.effect.change);
       else applyEffect(s, p.effect, this.backend);
     }
   }

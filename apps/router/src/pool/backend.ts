@@ -11,6 +11,7 @@ import {
   decodeErrorResponse,
   decodeParameterStatus,
   decodeReadyForQuery,
+  frameBytes,
   writeCancelRequest,
   writeStartupMessage,
   type Frame,
@@ -41,6 +42,17 @@ export interface BackendSink {
   onReadable(backend: Backend, chunk: Buffer): void;
   /** The connection closed or failed; the backend is dead. */
   onClosed(backend: Backend, error: Error): void;
+}
+
+/**
+ * The session holding a backend between its statements: told of what the node sends then (a
+ * LISTEN's notifications, a FATAL before the node closes the connection).
+ */
+export interface IdleOwner {
+  /** A NotificationResponse frame, whole. */
+  notification(frame: Buffer): void;
+  /** The node sent a FATAL error and the connection is gone. */
+  fatal(fields: NoticeFields): void;
 }
 
 /** An ErrorResponse a node sent, kept whole so the client sees the node's own fields. */
@@ -77,6 +89,10 @@ export class Backend {
   laneTurnsLeft = 0;
   /** When the statement now at the head of the sink queue became the one being answered. */
   headSinceMs = 0;
+  /** Kept by its session for state that cannot be pooled: not counted in its pool (Pool.pinOut). */
+  pinnedOut = false;
+  /** The session holding this backend, while it does (execute/backends.ts). */
+  idleOwner: IdleOwner | undefined;
   /** Names whose Parse is on its way: not usable by another pipelined statement until answered. */
   readonly parsing = new Set<string>();
   /** Frames received: nextFrame(), or nextCode() for a sink that forwards them unread. */
@@ -214,12 +230,22 @@ export class Backend {
     this.socket.on('close', () => this.kill(new Error('the connection closed')));
   }
 
-  /** Frames arriving while no session uses the backend: a FATAL (shutdown) kills it. */
+  /**
+   * Frames arriving while no statement runs here: a FATAL (shutdown, a timeout, a terminate)
+   * kills it, and the session holding it, if any, hears of it and of notifications.
+   */
   private drainIdle(): void {
     try {
       for (let f = this.reader.next(); f; f = this.reader.next()) {
-        if (f.code === BackendCode.ErrorResponse)
-          this.kill(new BackendError(decodeErrorResponse(f.body)));
+        if (f.code === BackendCode.NotificationResponse) {
+          this.idleOwner?.notification(Buffer.from(frameBytes(f)));
+        } else if (f.code === BackendCode.ErrorResponse) {
+          const fields = decodeErrorResponse(f.body);
+          const owner = this.idleOwner;
+          this.kill(new BackendError(fields));
+          if (owner !== undefined && (fields.severityNonLocalized ?? fields.severity) === 'FATAL')
+            owner.fatal(fields);
+        }
       }
     } catch (e) {
       this.kill(e as Error);
@@ -239,6 +265,11 @@ export class Backend {
   /** The next complete frame received, or undefined; its body is a view of what the node sent. */
   nextFrame(): Frame | undefined {
     return this.reader.next();
+  }
+
+  /** A statement's answer is being read now (a sink is attached). */
+  get busy(): boolean {
+    return this.sink !== undefined;
   }
 
   attach(sink: BackendSink): void {

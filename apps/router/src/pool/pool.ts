@@ -160,11 +160,46 @@ export class Pool {
     });
   }
 
+  /**
+   * `b`, acquired, is kept by its session for state that cannot be pooled: it no longer counts
+   * against the pool's size, so other clients are served meanwhile, and it is closed when given
+   * back (pinBack first if the state is gone).
+   */
+  pinOut(b: Backend): void {
+    if (b.pinnedOut) return;
+    b.pinnedOut = true;
+    this.busy--;
+    this.total--;
+    this.serveWaiter();
+  }
+
+  /** `b`'s session state is gone: it counts in the pool again and may be reused. */
+  pinBack(b: Backend): void {
+    if (!b.pinnedOut) return;
+    b.pinnedOut = false;
+    this.busy++;
+    this.total++;
+  }
+
   /** Takes a backend back. Dead ones, ones inside a transaction, and bloated ones are closed. */
   release(b: Backend): void {
+    b.idleOwner = undefined;
+    if (b.pinnedOut) {
+      // Another client must never get it: closing it drops the state on the node.
+      b.pinnedOut = false;
+      b.detach();
+      if (!b.dead) b.close();
+      return;
+    }
     this.busy--;
     b.detach();
-    if (b.dead || b.status !== 'I' || this.closed || b.prepared.size > MAX_PREPARED_PER_BACKEND) {
+    if (
+      b.dead ||
+      b.status !== 'I' ||
+      this.closed ||
+      b.prepared.size > MAX_PREPARED_PER_BACKEND ||
+      this.total > this.size
+    ) {
       if (!b.dead) b.close();
       this.total--;
       this.serveWaiter();

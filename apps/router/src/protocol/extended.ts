@@ -13,6 +13,7 @@ import {
   rewriteBindStatement,
   decodeExecute,
 } from '@tessera/pg-wire';
+import { NO_SESSION_STATE, type SessionStateChange } from '@tessera/sql';
 import type { Routed } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
 import type { Effect } from '../commands/plan.js';
@@ -53,7 +54,8 @@ class BatchRun implements Batch, BindVia {
   private readonly endsWithSync: boolean;
   private i = 0;
   /** Effects and pins of Binds on a node, applied if their Execute succeeds. */
-  private afterRun: Map<string, { effect: Effect | undefined; pin: boolean }> | undefined;
+  private afterRun:
+    Map<string, { effect: Effect | undefined; state: SessionStateChange }> | undefined;
   private preferred: string | null | undefined;
   // The Bind being executed (BindVia).
   private bind!: InMsg;
@@ -233,7 +235,7 @@ class BatchRun implements Batch, BindVia {
     );
   }
 
-  push(round: Round, effect: Effect | undefined, pin: boolean): void {
+  push(round: Round, effect: Effect | undefined, state: SessionStateChange): void {
     const b = round.backend!;
     const key = this.s.settings.key();
     let name: string;
@@ -253,8 +255,8 @@ class BatchRun implements Batch, BindVia {
     const m = this.bind;
     round.messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));
     round.expect.push(EXPECT_ONE);
-    if (effect !== undefined || pin)
-      (this.afterRun ??= new Map()).set(this.portalName, { effect, pin });
+    if (effect !== undefined || state !== NO_SESSION_STATE)
+      (this.afterRun ??= new Map()).set(this.portalName, { effect, state });
   }
 
   keep(portal: SeveralPortal): void {
@@ -324,7 +326,8 @@ class BatchRun implements Batch, BindVia {
       const after = portal === undefined ? undefined : this.afterRun?.get(portal);
       if (after !== undefined) {
         if (after.effect !== undefined) round.after(round.expect.length, after.effect);
-        if (after.pin) round.after(round.expect.length, 'pin');
+        if (after.state !== NO_SESSION_STATE)
+          round.after(round.expect.length, { kind: 'state', change: after.state });
       }
       round.messages.push(m.raw);
       round.expect.push(EXPECT_EXECUTE);

@@ -3,7 +3,7 @@
 // answered by the router (commands/run-command.ts) or run by the executor; several in one text
 // run as one on a single node (admit/many.ts).
 import { Writer, writeEmptyQueryResponse } from '@tessera/pg-wire';
-import type { Analysis } from '@tessera/sql';
+import { sessionStateOfAll, type Analysis } from '@tessera/sql';
 import { admitMany } from '../admit/many.js';
 import type { Effect } from '../commands/plan.js';
 import { runCommand } from '../commands/run-command.js';
@@ -17,7 +17,6 @@ import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { simpleStatement } from '../statement/statement.js';
 import { admitted, txnView } from './admission.js';
-import { pinsBackend } from '../commands/effects.js';
 
 const ignore = (): void => undefined;
 
@@ -69,14 +68,14 @@ async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Pro
   const effects: Effect[] = [];
   for (const a of analyses)
     if (a.kind === 'set') effects.push({ kind: 'set', analysis: a, replay: false });
-  // The statement the executor looks at: a write if any is, a temporary table if any makes one.
+  // The statement the executor looks at: a write if any is.
   const main = analyses.find((a) => isWrite(a) && a.kind !== 'set' && a.kind !== 'transaction');
   const stmt = simpleStatement(main ?? analyses[0]!);
   await execute(s, stmt, d, {
     kind: 'query',
     raw: m.raw,
     effects,
-    pins: analyses.some(pinsBackend),
+    state: sessionStateOfAll(analyses),
     result: (r, node) => afterMany(s, analyses, wasOpen, writes, r, node),
   });
 }

@@ -18,7 +18,7 @@ export interface AllRoute {
   /** Extra SQL per node appended to the statement in the same implicit transaction (fences). */
   readonly after: ReadonlyMap<string, string>;
   /** Tables created where the fence is added; for log lines. */
-  readonly why: 'ddl' | 'reference_write' | 'maintenance';
+  readonly why: 'ddl' | 'reference_write' | 'maintenance' | 'lock';
 }
 
 /** A multi-row INSERT split by row owner: row indexes (into the VALUES list) per node. */

@@ -10,6 +10,7 @@ import { NO_WHERE, routeDml } from './route-dml.js';
 import { routeCopyFrom, routeInsert } from './route-insert.js';
 import { routeDdl, routeMaintenance } from './route-ddl.js';
 import { classify, qualified } from './tables.js';
+import { routeLock } from './route-lock.js';
 
 export function route(a: Analysis, catalog: Snapshot, params: ParamSource | undefined): Route {
   switch (a.kind) {
@@ -52,7 +53,7 @@ export function route(a: Analysis, catalog: Snapshot, params: ParamSource | unde
       return routeMaintenance(a, catalog);
     case 'utility':
       if (a.query !== undefined) return route(a.query, catalog, params);
-      if (a.command === 'lock') return routeDml(a, NO_WHERE, catalog, params, 'LOCK');
+      if (a.command === 'lock') return routeLock(a, catalog);
       // FETCH, MOVE, CLOSE work on the node holding the cursor; DO, CALL and the rest on home.
       return home(
         catalog,

@@ -9,7 +9,8 @@ import {
   READY_FOR_QUERY_IN_TRANSACTION,
   type TransactionStatus,
 } from '@tessera/pg-wire';
-import type { Backend } from '../pool/backend.js';
+import { BackendError, type Backend, type IdleOwner } from '../pool/backend.js';
+import { SessionPins } from './pins.js';
 import type { ScramPassThrough } from '../pool/scram-pass-through.js';
 import type { Pool } from '../pool/pool.js';
 import type { Snapshot } from '@tessera/keyspace';
@@ -58,10 +59,20 @@ export class Session implements Cancellable {
   /** Backends this session holds, by node (a transaction, session pooling, an open cycle). */
   readonly held = new Map<string, HeldBackend>();
   /**
-   * Nodes whose held backend has state that cannot move (a temporary table): kept until DISCARD
-   * TEMP or ALL, closed rather than pooled when the client leaves.
+   * Nodes whose held backend has state that cannot move (temporary tables, session advisory
+   * locks, WITH HOLD cursors, LISTEN): kept until the state is gone, closed rather than pooled
+   * when the client leaves (pins.ts).
    */
-  readonly pinned = new Set<string>();
+  readonly pinned: SessionPins;
+  /** What the backends this session holds tell it between statements (notifications, a FATAL). */
+  readonly idleOwner: IdleOwner = {
+    notification: (frame) => {
+      if (this.closed) return;
+      this.out.push(frame);
+      this.out.flush();
+    },
+    fatal: (fields) => this.fatal(new BackendError(fields)),
+  };
   /** An extended-protocol cycle dispatched at a Flush keeps its node's backend until the Sync. */
   cycle: string | undefined;
   /** Epochs of the statements the open cycle sent, left at its Sync. */
@@ -91,6 +102,7 @@ export class Session implements Cancellable {
     readonly services: RouterServices,
     private readonly onEnd: (s: Session) => void,
   ) {
+    this.pinned = new SessionPins(services.metrics);
     const socket = open(this.onSocketData);
     this.socket = socket;
     this.out = new ClientOut(socket);
@@ -187,8 +199,14 @@ export class Session implements Cancellable {
     this.close();
   }
 
+  /**
+   * Where a CancelRequest goes: every backend running one of this client's statements, those of
+   * its exchanges and those a read across nodes holds (scatter/leaf-run.ts reads them itself).
+   */
   *activeBackends(): Iterable<Backend> {
     yield* this.running;
+    for (const h of this.held.values())
+      if (h.backend.busy && !this.running.includes(h.backend)) yield h.backend;
   }
 
   /** A CancelRequest for this client: a held statement stops waiting (the backends are cancelled by the registry). */
@@ -204,9 +222,8 @@ export class Session implements Cancellable {
     for (const [node, h] of this.held) {
       this.held.delete(node);
       // A backend mid-statement or mid-transaction is not reusable; the pool closes those. One
-      // with a temporary table must not serve anyone else either.
-      if (this.running.includes(h.backend) || this.pinned.has(node))
-        h.backend.destroy('client went away');
+      // with session state (pins.ts) must not serve anyone else either: the pool closes it.
+      if (this.running.includes(h.backend)) h.backend.destroy('client went away');
       h.pool.release(h.backend);
     }
     this.pinned.clear();

@@ -90,6 +90,16 @@ export class RawClient {
       .map((f) => decodeErrorResponse(f.body).code);
   }
 
+  /** Severity and SQLSTATE of every ErrorResponse not yet taken by until(). */
+  errorsWithSeverity(): string[] {
+    return this.frames
+      .filter((f) => f.code === BackendCode.ErrorResponse)
+      .map((f) => {
+        const e = decodeErrorResponse(f.body);
+        return `${e.severity} ${e.code}`;
+      });
+  }
+
   end(): void {
     this.socket.destroy();
   }
