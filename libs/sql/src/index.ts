@@ -19,6 +19,8 @@ export {
   planInsertSelect,
 } from './insert-split.js';
 export type { InsertSelectPlan } from './insert-split.js';
+export { insertLayout } from './insert-layout.js';
+export type { InsertLayout, ValuesItem } from './insert-layout.js';
 export type {
   Analysis,
   AnalysisBase,

@@ -3,7 +3,7 @@
 // nodes gave already (its floor).
 import { test, before, after } from 'node:test';
 import * as assert from 'node:assert/strict';
-import pg from 'pg';
+import type pg from 'pg';
 import { freshDatabase, startPostgres, type PgServer } from '../testing.js';
 import { createPool, withClient } from './db.js';
 import { migrate } from './migrations.js';
