@@ -13,6 +13,7 @@ import {
   rewriteBindStatement,
   decodeExecute,
 } from '@tessera/pg-wire';
+import type { Analysis } from '@tessera/sql';
 import type { Routed } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
 import type { Effect } from '../commands/plan.js';
@@ -28,9 +29,10 @@ import { bindValues, scatterPipeline } from '../scatter/portal.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import type { RouterPortal } from '../statement/portal.js';
-import type { StatementRecord } from '../statement/prepared.js';
-import { isSingleRun, prepareOn, statementNamed } from '../statement/prepared.js';
+import { StatementRecord, isSingleRun, prepareOn, statementNamed } from '../statement/prepared.js';
 import type { Statement } from '../statement/statement.js';
+import type { Filled } from '../sequences/defaults.js';
+import { prefillBatch } from '../sequences/prefill.js';
 import { admitted } from './admission.js';
 import { closeOpenCycle, openCycleBackend, usesOpenPortal } from './cycle.js';
 import { describe, type Batch } from './describe.js';
@@ -59,6 +61,10 @@ class BatchRun implements Batch, BindVia {
   private bind!: InMsg;
   private rec!: StatementRecord;
   private portalName = '';
+  /** By Bind position: its statement with the router's values written in (prefill). */
+  private prefilled: Map<number, Filled | Error> | undefined;
+  /** The Bind being executed runs the router's filled copy of its statement (unnamed). */
+  private filled = false;
   laneName: string | undefined;
 
   constructor(
@@ -76,6 +82,23 @@ class BatchRun implements Batch, BindVia {
   }
 
   run(): Promise<void> | undefined {
+    const pre = this.prefill();
+    return pre === undefined ? this.start() : pre.then(() => this.start());
+  }
+
+  /** The values the router makes for the batch's INSERTs, drawn before anything runs. */
+  private prefill(): Promise<void> | undefined {
+    const got = prefillBatch(this.s, this.batch);
+    if (got === undefined) return undefined;
+    if (got instanceof Promise)
+      return got.then((m) => {
+        this.prefilled = m;
+      });
+    this.prefilled = got;
+    return undefined;
+  }
+
+  private start(): Promise<void> | undefined {
     const { round, s } = this;
     // The open cycle's backend is not needed if this batch's statements go elsewhere and use no
     // portal of it (Parse/Describe/Flush, then Bind/Execute/Sync elsewhere): the cycle ends first.
@@ -156,6 +179,26 @@ class BatchRun implements Batch, BindVia {
     this.afterRun?.delete(portal);
     const a = rec.analysis;
     if (a === undefined) return this.bindEmpty(m, rec);
+    // Values the router makes itself (cluster-wide sequences): this run's own statement text.
+    const f = this.prefilled?.get(this.i);
+    if (f instanceof Error) throw f;
+    if (f === undefined) {
+      if (a.kind === 'ddl') s.services.sequences?.tables.forget();
+      return this.admitBind(m, rec, portal, a);
+    }
+    const own = new StatementRecord('', f.sql, rec.paramTypes, [f.analysis]);
+    return this.admitBind(m, own, portal, f.analysis, true);
+  }
+
+  private admitBind(
+    m: InMsg,
+    rec: StatementRecord,
+    portal: string,
+    a: Analysis,
+    filled = false,
+  ): Promise<void> | undefined {
+    const s = this.s;
+    this.filled = filled;
     const stmt: Statement = {
       analysis: a,
       params: (k) => bindParam(m.body, k),
@@ -251,7 +294,7 @@ class BatchRun implements Batch, BindVia {
       name = prepareOn(b, this.rec, key, round.messages, round.expect);
     }
     const m = this.bind;
-    round.messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));
+    round.messages.push(name === '' && !this.filled ? m.raw : rewriteBindStatement(m.body, name));
     round.expect.push(EXPECT_ONE);
     if (effect !== undefined || pin)
       (this.afterRun ??= new Map()).set(this.portalName, { effect, pin });
@@ -276,7 +319,8 @@ class BatchRun implements Batch, BindVia {
   /** The node the batch's first pinned Bind goes to from here on (undefined: none). */
   preferredNode(): string | undefined {
     if (this.preferred === undefined)
-      this.preferred = preferredNode(this.s, this.batch, this.i) ?? null;
+      this.preferred =
+        preferredNode(this.s, this.batch, this.i, (k) => this.prefilled?.get(k)) ?? null;
     return this.preferred ?? undefined;
   }
 
