@@ -25,7 +25,7 @@ import { VerifierSource } from './session/auth-verifiers.js';
 import { loadTlsContext } from './session/tls.js';
 import { acceptClient } from './client-socket.js';
 import { SequenceBlocks } from './sequences/blocks.js';
-import { TableInfoCache } from './sequences/columns.js';
+import { EpochCache } from './sequences/columns.js';
 import { coordinatorBlocks } from './sequences/coordinator-blocks.js';
 
 /** Deadline of one Decide call, and how long failed calls are retried before a commit is in doubt. */
@@ -146,7 +146,8 @@ export async function startRouter(
     decisions,
     sequences: {
       blocks: new SequenceBlocks(coordinatorBlocks(txnClient)),
-      tables: new TableInfoCache(),
+      tables: new EpochCache(),
+      named: new EpochCache(),
     },
     tls,
     roleSecrets,

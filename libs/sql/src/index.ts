@@ -21,6 +21,8 @@ export {
 export type { InsertSelectPlan } from './insert-split.js';
 export { insertLayout } from './insert-layout.js';
 export type { InsertLayout, ValuesItem } from './insert-layout.js';
+export { sequenceCallSelect } from './sequence-calls.js';
+export type { SequenceCall } from './sequence-calls.js';
 export type {
   Analysis,
   AnalysisBase,

@@ -366,3 +366,63 @@ describe('INSERT without a column list', () => {
     ]);
   });
 });
+
+describe('currval, lastval and nextval in a session', () => {
+  /** What a client sees; values are checked against each other, not across the two sides. */
+  async function session(url: string): Promise<unknown[]> {
+    return withClient(url, async (client) => {
+      const out: unknown[] = [];
+      const q = async (sql: string, values?: unknown[]): Promise<Record<string, unknown>[]> => {
+        try {
+          const r = await client.query(sql, values);
+          out.push({ sql, fields: r.fields.map((f) => `${f.name}:${f.dataTypeID}`) });
+          return r.rows as Record<string, unknown>[];
+        } catch (e) {
+          out.push({ sql, sqlstate: (e as { code?: string }).code });
+          return [];
+        }
+      };
+      await q("select currval('items_id_seq')");
+      await q('select lastval()');
+      const [ins] = await q("insert into items (v) values ('cv') returning id");
+      const [cur] = await q("select currval('items_id_seq') as c");
+      out.push({ currvalIsInserted: String(cur?.['c']) === String(ins?.['id']) });
+      const [next] = await q("select nextval('items_id_seq')");
+      const [both] = await q("select currval('items_id_seq'), lastval()");
+      out.push({
+        nextAbove: BigInt(String(next?.['nextval'])) > BigInt(String(ins?.['id'])),
+        currvalIsNext: String(both?.['currval']) === String(next?.['nextval']),
+        lastvalIsNext: String(both?.['lastval']) === String(next?.['nextval']),
+      });
+      // Prepared (extended protocol) too.
+      const [p] = await q('select nextval($1)', ['items_id_seq']);
+      out.push({ preparedIsNumber: /^\d+$/.test(String(p?.['nextval'])) });
+      const [row] = await q('select v from items where id = $1', [next?.['nextval']]);
+      out.push({ nextvalIsFree: row === undefined });
+      return out;
+    });
+  }
+
+  test('behave for the session as in Postgres', async () => {
+    const [routed, direct] = await Promise.all([session(c.url()), session(plain.url())]);
+    assert.deepEqual(routed, direct);
+  });
+
+  test('nextval of the router and a later INSERT never give the same value', async () => {
+    const values = await withClient(c.url(), async (client) => {
+      const out: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        out.push(
+          String((await client.query("select nextval('accts_id_seq') as n")).rows[0].n),
+          String((await client.query('select nextval($1) as n', ['accts_id_seq'])).rows[0].n),
+          String(
+            (await client.query(`insert into accts (acct_id, v) values (${i}, 'nx') returning id`))
+              .rows[0].id,
+          ),
+        );
+      }
+      return out;
+    });
+    assertUnique(values, 'nextval and inserted ids');
+  });
+});

@@ -31,7 +31,7 @@ import type { Session } from '../session/session.js';
 import type { RouterPortal } from '../statement/portal.js';
 import { StatementRecord, isSingleRun, prepareOn, statementNamed } from '../statement/prepared.js';
 import type { Statement } from '../statement/statement.js';
-import type { Filled } from '../sequences/defaults.js';
+import { forgetDefinitions, type Filled } from '../sequences/defaults.js';
 import { prefillBatch } from '../sequences/prefill.js';
 import { admitted } from './admission.js';
 import { closeOpenCycle, openCycleBackend, usesOpenPortal } from './cycle.js';
@@ -183,7 +183,7 @@ class BatchRun implements Batch, BindVia {
     const f = this.prefilled?.get(this.i);
     if (f instanceof Error) throw f;
     if (f === undefined) {
-      if (a.kind === 'ddl') s.services.sequences?.tables.forget();
+      if (a.kind === 'ddl' && s.services.sequences) forgetDefinitions(s.services.sequences);
       return this.admitBind(m, rec, portal, a);
     }
     const own = new StatementRecord('', f.sql, rec.paramTypes, [f.analysis]);

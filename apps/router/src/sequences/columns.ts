@@ -102,28 +102,28 @@ function quoteName(s: string): string {
   return /^[a-z_][a-z0-9_$]*$/.test(s) ? s : `"${s.replace(/"/g, '""')}"`;
 }
 
-/** Tables' columns per database and table, valid for one catalog epoch. */
-export class TableInfoCache {
+/** Definitions (tables' columns, sequences) per database and name, valid for one catalog epoch. */
+export class EpochCache<T> {
   private epoch = -1n;
-  private readonly tables = new Map<string, TableInfo>();
-  private readonly loading = new Map<string, Promise<TableInfo>>();
+  private readonly entries = new Map<string, T>();
+  private readonly loading = new Map<string, Promise<T>>();
 
-  get(epoch: bigint, key: string): TableInfo | undefined {
+  get(epoch: bigint, key: string): T | undefined {
     if (epoch !== this.epoch) {
       this.epoch = epoch;
-      this.tables.clear();
+      this.entries.clear();
     }
-    return this.tables.get(key);
+    return this.entries.get(key);
   }
 
-  /** One load per table at a time, however many sessions ask. */
-  load(epoch: bigint, key: string, fetch: () => Promise<TableInfo>): Promise<TableInfo> {
+  /** One load per key at a time, however many sessions ask. */
+  load(epoch: bigint, key: string, fetch: () => Promise<T>): Promise<T> {
     let p = this.loading.get(key);
     if (p === undefined) {
       p = fetch()
-        .then((info) => {
-          if (epoch === this.epoch) this.tables.set(key, info);
-          return info;
+        .then((v) => {
+          if (epoch === this.epoch) this.entries.set(key, v);
+          return v;
         })
         .finally(() => this.loading.delete(key));
       this.loading.set(key, p);
@@ -131,9 +131,10 @@ export class TableInfoCache {
     return p;
   }
 
-  /** DDL through the router touched `key` (database\0schema.table), or every table (undefined). */
-  forget(key?: string): void {
-    if (key === undefined) this.tables.clear();
-    else this.tables.delete(key);
+  /** DDL through the router: everything is read again when next needed. */
+  forget(): void {
+    this.entries.clear();
   }
 }
+
+export type TableInfoCache = EpochCache<TableInfo>;

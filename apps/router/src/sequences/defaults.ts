@@ -6,6 +6,7 @@
 // when a block or a table's definition must be fetched.
 import { randomUUID } from 'node:crypto';
 import type { Analysis, InsertAnalysis } from '@tessera/sql';
+import type { Snapshot } from '@tessera/keyspace';
 import { insertLayout } from '@tessera/sql';
 import { poolFor } from '../execute/backends.js';
 import { lookupTable, qualified } from '../routing/tables.js';
@@ -14,9 +15,11 @@ import type { SequenceBlocks, SequenceDef } from './blocks.js';
 import {
   TABLE_SEQUENCES_SQL,
   tableInfoOf,
+  type EpochCache,
   type TableInfo,
   type TableInfoCache,
 } from './columns.js';
+import { NAMED_SEQUENCE_SQL, fillCalls, namedSequenceOf, type Draw, type Lookup } from './calls.js';
 import { applyFill, literalOf, planFill, type FillPlan } from './fill.js';
 import { queryText } from './node-query.js';
 import { noteValue } from './session-values.js';
@@ -25,6 +28,8 @@ import { noteValue } from './session-values.js';
 export interface Sequences {
   readonly blocks: SequenceBlocks;
   readonly tables: TableInfoCache;
+  /** Sequences by name as written (`select nextval('s')`); null: not the router's. */
+  readonly named: EpochCache<SequenceDef | null>;
 }
 
 export interface Filled {
@@ -41,16 +46,19 @@ const TABLE_QUERY_TIMEOUT_MS = 10_000;
 export function fillDefaults(
   s: Session,
   a: Analysis,
+  /** The Bind's parameters as text (extended protocol): `nextval($1)`. */
+  param?: (index: number) => string | null | undefined,
 ): Filled | undefined | Promise<Filled | undefined> {
   const seqs = s.services.sequences;
   if (seqs === undefined) return undefined;
   if (a.kind === 'ddl') {
-    seqs.tables.forget();
+    forgetDefinitions(seqs);
     return undefined;
   }
-  if (a.kind !== 'insert') return undefined;
+  if (a.kind !== 'insert' && a.kind !== 'select') return undefined;
   const snapshot = s.services.catalog();
   if (snapshot === undefined) return undefined;
+  if (a.kind === 'select') return selectCalls(s, seqs, a, snapshot, param);
   const ref = a.tables[a.targetIndex];
   if (ref === undefined) return undefined;
   const view = lookupTable(snapshot, ref.schema, ref.name);
@@ -72,7 +80,9 @@ export function fillDefaults(
   const info = seqs.tables.get(snapshot.epoch, key);
   if (info !== undefined) return go(info);
   const load = seqs.tables.load(snapshot.epoch, key, async () => {
-    const rows = await onSomeNode(s, `${quote(view.schema)}.${quote(view.name)}`);
+    const rows = await onSomeNode(s, TABLE_SEQUENCES_SQL, [
+      `${quote(view.schema)}.${quote(view.name)}`,
+    ]);
     return tableInfoOf(s.database, rows);
   });
   return load.then(go, (e: unknown) => {
@@ -123,14 +133,18 @@ function fillWith(
   return pending.length === 0 ? finish() : Promise.all(pending).then(finish);
 }
 
-/** TABLE_SEQUENCES_SQL on a node this session holds no backend of (else home). */
-async function onSomeNode(s: Session, regclass: string): Promise<(string | null)[][]> {
+/** A catalog query on a node this session holds no backend of (else home). */
+async function onSomeNode(
+  s: Session,
+  sql: string,
+  params: readonly string[],
+): Promise<(string | null)[][]> {
   const snapshot = s.epoch().snapshot;
   const node = snapshot.nodes.find((n) => !s.held.has(n)) ?? snapshot.home;
   const pool = poolFor(s, snapshot, node);
   const backend = await pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough);
   try {
-    return await queryText(backend, TABLE_SEQUENCES_SQL, [regclass], TABLE_QUERY_TIMEOUT_MS);
+    return await queryText(backend, sql, params, TABLE_QUERY_TIMEOUT_MS);
   } finally {
     pool.release(backend);
   }
@@ -172,5 +186,46 @@ export function filledText(
 
 /** DDL through the router ran: tables' definitions are read again when next needed. */
 export function forgetAfterDdl(s: Session, analyses: readonly Analysis[]): void {
-  if (analyses.some((a) => a.kind === 'ddl')) s.services.sequences?.tables.forget();
+  const seqs = s.services.sequences;
+  if (seqs !== undefined && analyses.some((a) => a.kind === 'ddl')) forgetDefinitions(seqs);
+}
+
+/** DDL through the router: tables and sequences are read again when next needed. */
+export function forgetDefinitions(seqs: Sequences): void {
+  seqs.tables.forget();
+  seqs.named.forget();
+}
+
+/** `select nextval('s')` and the like, for the router's sequences (calls.ts). */
+function selectCalls(
+  s: Session,
+  seqs: Sequences,
+  a: Analysis,
+  snapshot: Snapshot,
+  param: ((index: number) => string | null | undefined) | undefined,
+): Filled | undefined | Promise<Filled | undefined> {
+  const lookup: Lookup = (written) => {
+    const key = `${s.database}\0${written}`;
+    const hit = seqs.named.get(snapshot.epoch, key);
+    if (hit !== undefined) return hit;
+    return seqs.named.load(snapshot.epoch, key, () =>
+      onSomeNode(s, NAMED_SEQUENCE_SQL, [written]).then(
+        (rows) => namedSequenceOf(s.database, rows, snapshot),
+        // No such sequence (or no right to it): the node says so when the statement runs.
+        () => null,
+      ),
+    );
+  };
+  const draw: Draw = (def) => {
+    const got = seqs.blocks.take(def, 1);
+    return Array.isArray(got) ? got[0]! : got.then((v) => v[0]!);
+  };
+  const text = fillCalls(s, a, lookup, draw, param);
+  const done = (sql: string | undefined): Filled | undefined => {
+    if (sql === undefined) return undefined;
+    const analyses = s.services.cache.get(sql);
+    if (analyses.length !== 1) throw new Error(`a filled SELECT did not analyse as one: ${sql}`);
+    return { sql, analysis: analyses[0]! };
+  };
+  return text instanceof Promise ? text.then(done) : done(text);
 }

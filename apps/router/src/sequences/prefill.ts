@@ -1,7 +1,7 @@
 // The extended protocol's side of cluster-wide sequences: the values for a batch's INSERTs are
 // drawn before the batch runs, so that looking ahead for the batch's node (protocol/lookahead.ts)
 // sees where each row goes. An error is kept for its Bind and raised there, in order.
-import { FrontendCode, bindStatementName, decodeParse } from '@tessera/pg-wire';
+import { FrontendCode, bindParam, bindStatementName, decodeParse } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
@@ -32,9 +32,9 @@ export function prefillBatch(
     if (m.code !== FrontendCode.Bind) continue;
     const name = bindStatementName(m.body);
     const a = parsed?.has(name) ? parsed.get(name) : s.statements.get(name)?.analysis;
-    if (a?.kind !== 'insert') continue;
+    if (a?.kind !== 'insert' && a?.kind !== 'select') continue;
     try {
-      const f = fillDefaults(s, a);
+      const f = fillDefaults(s, a, (i) => textParam(m.body, i));
       if (f instanceof Promise)
         (waits ??= []).push(
           f.then(
@@ -52,4 +52,11 @@ export function prefillBatch(
 
 function asError(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
+}
+
+/** A text-format bind parameter's value; undefined for a binary one (not understood here). */
+function textParam(body: Buffer, index: number): string | null | undefined {
+  const p = bindParam(body, index);
+  if (p === undefined || p.format !== 0) return undefined;
+  return p.value === null ? null : p.value.toString('utf8');
 }

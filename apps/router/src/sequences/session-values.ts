@@ -41,3 +41,8 @@ export function lastval(session: object): bigint {
     throw new RouterError('55000', 'lastval is not yet defined in this session');
   return value;
 }
+
+/** Whether `session` got any value from the router's sequences. */
+export function hasLastval(session: object): boolean {
+  return sessions.get(session)?.last !== undefined;
+}
