@@ -11,7 +11,7 @@ import type { RouterMetrics } from './metrics.js';
 import type { CancelRegistry } from './cancel.js';
 import type { RoleSecrets } from './session/auth-verifiers.js';
 import type { DecisionLog } from '@tessera/twopc';
-import type { Sequences } from './sequences/defaults.js';
+import type { Sequences } from './sequences/sequences.js';
 
 export interface RouterServices {
   readonly config: RouterConfig;

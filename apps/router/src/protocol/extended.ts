@@ -29,10 +29,10 @@ import { bindValues, scatterPipeline } from '../scatter/portal.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import type { RouterPortal } from '../statement/portal.js';
-import { StatementRecord, isSingleRun, prepareOn, statementNamed } from '../statement/prepared.js';
+import type { StatementRecord } from '../statement/prepared.js';
+import { isSingleRun, prepareOn, statementNamed } from '../statement/prepared.js';
 import type { Statement } from '../statement/statement.js';
-import { forgetDefinitions, type Filled } from '../sequences/defaults.js';
-import { prefillBatch } from '../sequences/prefill.js';
+import { filledRecord, prefillBatch, type Prefilled } from '../sequences/prefill.js';
 import { admitted } from './admission.js';
 import { closeOpenCycle, openCycleBackend, usesOpenPortal } from './cycle.js';
 import { describe, type Batch } from './describe.js';
@@ -61,9 +61,7 @@ class BatchRun implements Batch, BindVia {
   private bind!: InMsg;
   private rec!: StatementRecord;
   private portalName = '';
-  /** By Bind position: its statement with the router's values written in (prefill). */
-  private prefilled: Map<number, Filled | Error> | undefined;
-  /** The Bind being executed runs the router's filled copy of its statement (unnamed). */
+  private prefilled: Prefilled | undefined;
   private filled = false;
   laneName: string | undefined;
 
@@ -82,23 +80,13 @@ class BatchRun implements Batch, BindVia {
   }
 
   run(): Promise<void> | undefined {
-    const pre = this.prefill();
-    return pre === undefined ? this.start() : pre.then(() => this.start());
+    const pre = prefillBatch(this.s, this.batch);
+    if (pre instanceof Promise) return pre.then((m) => this.start(m));
+    return this.start(pre);
   }
 
-  /** The values the router makes for the batch's INSERTs, drawn before anything runs. */
-  private prefill(): Promise<void> | undefined {
-    const got = prefillBatch(this.s, this.batch);
-    if (got === undefined) return undefined;
-    if (got instanceof Promise)
-      return got.then((m) => {
-        this.prefilled = m;
-      });
-    this.prefilled = got;
-    return undefined;
-  }
-
-  private start(): Promise<void> | undefined {
+  private start(prefilled: Prefilled | undefined): Promise<void> | undefined {
+    this.prefilled = prefilled;
     const { round, s } = this;
     // The open cycle's backend is not needed if this batch's statements go elsewhere and use no
     // portal of it (Parse/Describe/Flush, then Bind/Execute/Sync elsewhere): the cycle ends first.
@@ -179,15 +167,9 @@ class BatchRun implements Batch, BindVia {
     this.afterRun?.delete(portal);
     const a = rec.analysis;
     if (a === undefined) return this.bindEmpty(m, rec);
-    // Values the router makes itself (cluster-wide sequences): this run's own statement text.
-    const f = this.prefilled?.get(this.i);
-    if (f instanceof Error) throw f;
-    if (f === undefined) {
-      if (a.kind === 'ddl' && s.services.sequences) forgetDefinitions(s.services.sequences);
-      return this.admitBind(m, rec, portal, a);
-    }
-    const own = new StatementRecord('', f.sql, rec.paramTypes, [f.analysis]);
-    return this.admitBind(m, own, portal, f.analysis, true);
+    const own = filledRecord(s, this.prefilled?.get(this.i), rec);
+    this.filled = own !== undefined;
+    return this.admitBind(m, own ?? rec, portal, own?.analysis ?? a);
   }
 
   private admitBind(
@@ -195,10 +177,8 @@ class BatchRun implements Batch, BindVia {
     rec: StatementRecord,
     portal: string,
     a: Analysis,
-    filled = false,
   ): Promise<void> | undefined {
     const s = this.s;
-    this.filled = filled;
     const stmt: Statement = {
       analysis: a,
       params: (k) => bindParam(m.body, k),

@@ -11,26 +11,13 @@ import { insertLayout } from '@tessera/sql';
 import { poolFor } from '../execute/backends.js';
 import { lookupTable, qualified } from '../routing/tables.js';
 import type { Session } from '../session/session.js';
-import type { SequenceBlocks, SequenceDef } from './blocks.js';
-import {
-  TABLE_SEQUENCES_SQL,
-  tableInfoOf,
-  type EpochCache,
-  type TableInfo,
-  type TableInfoCache,
-} from './columns.js';
+import type { SequenceDef } from './blocks.js';
+import type { Sequences } from './sequences.js';
+import { TABLE_SEQUENCES_SQL, tableInfoOf, type TableInfo } from './columns.js';
 import { NAMED_SEQUENCE_SQL, fillCalls, namedSequenceOf, type Draw, type Lookup } from './calls.js';
 import { applyFill, literalOf, planFill, type FillPlan } from './fill.js';
 import { queryText } from './node-query.js';
 import { noteValue } from './session-values.js';
-
-/** What the router shares for sequences: the blocks and the tables' definitions. */
-export interface Sequences {
-  readonly blocks: SequenceBlocks;
-  readonly tables: TableInfoCache;
-  /** Sequences by name as written (`select nextval('s')`); null: not the router's. */
-  readonly named: EpochCache<SequenceDef | null>;
-}
 
 export interface Filled {
   readonly sql: string;

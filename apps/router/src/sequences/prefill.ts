@@ -5,7 +5,8 @@ import { FrontendCode, bindParam, bindStatementName, decodeParse } from '@tesser
 import type { Analysis } from '@tessera/sql';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
-import { fillDefaults, type Filled } from './defaults.js';
+import { StatementRecord } from '../statement/prepared.js';
+import { fillDefaults, forgetDefinitions, type Filled } from './defaults.js';
 
 /** By Bind position: its statement with the router's values in, or the error making them. */
 export type Prefilled = Map<number, Filled | Error>;
@@ -59,4 +60,20 @@ function textParam(body: Buffer, index: number): string | null | undefined {
   const p = bindParam(body, index);
   if (p === undefined || p.format !== 0) return undefined;
   return p.value === null ? null : p.value.toString('utf8');
+}
+
+/**
+ * The unnamed copy of `rec` a Bind runs with the router's values in, or undefined when it runs
+ * `rec` as it is; the error of making the values is thrown here, in the Bind's place.
+ */
+export function filledRecord(
+  s: Session,
+  f: Filled | Error | undefined,
+  rec: StatementRecord,
+): StatementRecord | undefined {
+  if (f instanceof Error) throw f;
+  if (f !== undefined) return new StatementRecord('', f.sql, rec.paramTypes, [f.analysis]);
+  if (rec.analysis?.kind === 'ddl' && s.services.sequences !== undefined)
+    forgetDefinitions(s.services.sequences);
+  return undefined;
 }
