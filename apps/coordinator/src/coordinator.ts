@@ -67,6 +67,7 @@ import { migrate } from './store/migrations.js';
 import { RouterLeases } from './store/router-leases.js';
 import { RouterStore } from './store/routers.js';
 import { TxnLog } from './store/txn-log.js';
+import { SequenceBlocks } from './store/sequence-blocks.js';
 import { WatchHub } from './watch-hub.js';
 
 /** How long a coordinator that lost the catalog keeps its agents to fail the home node over. */
@@ -270,6 +271,7 @@ export async function startCoordinator(
           staleMs: config.routerStaleMs,
         }),
         txns,
+        sequences: new SequenceBlocks(pool),
         inDoubt,
       };
       hub.reset(catalog);

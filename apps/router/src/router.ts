@@ -24,6 +24,9 @@ import type { Snapshot } from '@tessera/keyspace';
 import { VerifierSource } from './session/auth-verifiers.js';
 import { loadTlsContext } from './session/tls.js';
 import { acceptClient } from './client-socket.js';
+import { SequenceBlocks } from './sequences/blocks.js';
+import { EpochCache } from './sequences/columns.js';
+import { coordinatorBlocks } from './sequences/coordinator-blocks.js';
 
 /** Deadline of one Decide call, and how long failed calls are retried before a commit is in doubt. */
 const DECIDE_DEADLINE_MS = 5_000;
@@ -148,6 +151,11 @@ export async function startRouter(
     ),
     routerId,
     decisions,
+    sequences: {
+      blocks: new SequenceBlocks(coordinatorBlocks(txnClient)),
+      tables: new EpochCache(),
+      named: new EpochCache(),
+    },
     tls,
     roleSecrets,
   };

@@ -12,6 +12,7 @@ import type { RouterMetrics } from './metrics.js';
 import type { CancelRegistry } from './cancel.js';
 import type { RoleSecrets } from './session/auth-verifiers.js';
 import type { DecisionLog } from '@tessera/twopc';
+import type { Sequences } from './sequences/sequences.js';
 
 export interface RouterServices {
   readonly config: RouterConfig;
@@ -40,6 +41,8 @@ export interface RouterServices {
   readonly decisions: DecisionLog;
   /** TLS offered to clients (SSLRequest answered 'S'); undefined = answered 'N'. */
   readonly tls?: SecureContext | undefined;
+  /** Cluster-wide sequences (sequences/defaults.ts); undefined: the nodes' own sequences are used. */
+  readonly sequences?: Sequences | undefined;
   /** Role verifiers for `--auth scram`. */
   readonly roleSecrets?: RoleSecrets | undefined;
 }

@@ -21,6 +21,10 @@ export {
 export type { InsertSelectPlan } from './insert-split.js';
 export { NO_SESSION_STATE, sessionStateOf, sessionStateOfAll } from './session-state.js';
 export type { SessionStateChange, SessionStateKind } from './session-state.js';
+export { insertLayout } from './insert-layout.js';
+export type { InsertLayout, ValuesItem } from './insert-layout.js';
+export { sequenceCallSelect } from './sequence-calls.js';
+export type { SequenceCall } from './sequence-calls.js';
 export type {
   Analysis,
   AnalysisBase,

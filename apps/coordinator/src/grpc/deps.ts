@@ -8,6 +8,7 @@ import type { CatalogStore } from '../store/catalog-store.js';
 import type { JobStore } from '../store/jobs.js';
 import type { RouterLeases } from '../store/router-leases.js';
 import type { RouterStore } from '../store/routers.js';
+import type { SequenceBlocks } from '../store/sequence-blocks.js';
 import type { TxnLog } from '../store/txn-log.js';
 import type { WatchHub } from '../watch-hub.js';
 
@@ -18,6 +19,7 @@ export interface ActiveTerm {
   readonly routers: RouterStore;
   readonly leases: RouterLeases;
   readonly txns: TxnLog;
+  readonly sequences: SequenceBlocks;
   readonly inDoubt: InDoubtResolver;
 }
 

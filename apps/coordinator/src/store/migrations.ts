@@ -191,6 +191,17 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // Cluster-wide sequences (store/sequence-blocks.ts): per sequence, the next value no router
+    // has been given yet. numeric, so a block ending at the sequence's bound cannot overflow.
+    version: 4,
+    sql: `
+      create table if not exists tessera.sequence_block (
+        sequence text primary key,
+        next numeric not null
+      );
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

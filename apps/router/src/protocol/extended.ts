@@ -13,7 +13,7 @@ import {
   rewriteBindStatement,
   decodeExecute,
 } from '@tessera/pg-wire';
-import { NO_SESSION_STATE, type SessionStateChange } from '@tessera/sql';
+import { NO_SESSION_STATE, type Analysis, type SessionStateChange } from '@tessera/sql';
 import type { Routed } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
 import type { Effect } from '../commands/plan.js';
@@ -32,6 +32,7 @@ import type { RouterPortal } from '../statement/portal.js';
 import type { StatementRecord } from '../statement/prepared.js';
 import { isSingleRun, prepareOn, statementNamed } from '../statement/prepared.js';
 import type { Statement } from '../statement/statement.js';
+import { filledRecord, prefillBatch, type Prefilled } from '../sequences/prefill.js';
 import { admitted } from './admission.js';
 import { closeOpenCycle, openCycleBackend, usesOpenPortal } from './cycle.js';
 import { describe, type Batch } from './describe.js';
@@ -61,6 +62,8 @@ class BatchRun implements Batch, BindVia {
   private bind!: InMsg;
   private rec!: StatementRecord;
   private portalName = '';
+  private prefilled: Prefilled | undefined;
+  private filled = false;
   laneName: string | undefined;
 
   constructor(
@@ -78,6 +81,13 @@ class BatchRun implements Batch, BindVia {
   }
 
   run(): Promise<void> | undefined {
+    const pre = prefillBatch(this.s, this.batch);
+    if (pre instanceof Promise) return pre.then((m) => this.start(m));
+    return this.start(pre);
+  }
+
+  private start(prefilled: Prefilled | undefined): Promise<void> | undefined {
+    this.prefilled = prefilled;
     const { round, s } = this;
     // The open cycle's backend is not needed if this batch's statements go elsewhere and use no
     // portal of it (Parse/Describe/Flush, then Bind/Execute/Sync elsewhere): the cycle ends first.
@@ -158,6 +168,18 @@ class BatchRun implements Batch, BindVia {
     this.afterRun?.delete(portal);
     const a = rec.analysis;
     if (a === undefined) return this.bindEmpty(m, rec);
+    const own = filledRecord(s, this.prefilled?.get(this.i), rec);
+    this.filled = own !== undefined;
+    return this.admitBind(m, own ?? rec, portal, own?.analysis ?? a);
+  }
+
+  private admitBind(
+    m: InMsg,
+    rec: StatementRecord,
+    portal: string,
+    a: Analysis,
+  ): Promise<void> | undefined {
+    const s = this.s;
     const stmt: Statement = {
       analysis: a,
       params: (k) => bindParam(m.body, k),
@@ -253,7 +275,7 @@ class BatchRun implements Batch, BindVia {
       name = prepareOn(b, this.rec, key, round.messages, round.expect);
     }
     const m = this.bind;
-    round.messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));
+    round.messages.push(name === '' && !this.filled ? m.raw : rewriteBindStatement(m.body, name));
     round.expect.push(EXPECT_ONE);
     if (effect !== undefined || state !== NO_SESSION_STATE)
       (this.afterRun ??= new Map()).set(this.portalName, { effect, state });
@@ -278,7 +300,8 @@ class BatchRun implements Batch, BindVia {
   /** The node the batch's first pinned Bind goes to from here on (undefined: none). */
   preferredNode(): string | undefined {
     if (this.preferred === undefined)
-      this.preferred = preferredNode(this.s, this.batch, this.i) ?? null;
+      this.preferred =
+        preferredNode(this.s, this.batch, this.i, (k) => this.prefilled?.get(k)) ?? null;
     return this.preferred ?? undefined;
   }
 

@@ -11,6 +11,8 @@ export function preferredNode(
   s: Session,
   batch: readonly InMsg[],
   from: number,
+  /** A Bind's statement with the router's values written in (cluster-wide sequences), by position. */
+  filled?: (at: number) => { readonly analysis: Analysis } | Error | undefined,
 ): string | undefined {
   let parsed: Map<string, Analysis | undefined> | undefined;
   try {
@@ -24,7 +26,10 @@ export function preferredNode(
       }
       if (m.code !== FrontendCode.Bind) continue;
       const name = bindStatementName(m.body);
-      const a = parsed?.has(name) ? parsed.get(name) : s.statements.get(name)?.analysis;
+      const f = filled?.(k);
+      if (f instanceof Error) continue;
+      const a =
+        f?.analysis ?? (parsed?.has(name) ? parsed.get(name) : s.statements.get(name)?.analysis);
       if (a === undefined) continue;
       const d = admitNow(s, {
         analysis: a,

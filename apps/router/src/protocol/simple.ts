@@ -2,7 +2,7 @@
 // results and one ReadyForQuery. Each statement is admitted (protocol/admission.ts) and then
 // answered by the router (commands/run-command.ts) or run by the executor; several in one text
 // run as one on a single node (admit/many.ts).
-import { Writer, writeEmptyQueryResponse } from '@tessera/pg-wire';
+import { Writer, writeEmptyQueryResponse, writeQuery } from '@tessera/pg-wire';
 import { sessionStateOfAll, type Analysis } from '@tessera/sql';
 import { admitMany } from '../admit/many.js';
 import type { Effect } from '../commands/plan.js';
@@ -17,6 +17,7 @@ import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { simpleStatement } from '../statement/statement.js';
 import { admitted, txnView } from './admission.js';
+import { filledText, forgetAfterDdl } from '../sequences/defaults.js';
 
 const ignore = (): void => undefined;
 
@@ -26,10 +27,15 @@ export async function handleQuery(s: Session, m: InMsg): Promise<void> {
     const analyses = s.services.cache.get(sql);
     if (analyses.length === 0) {
       s.out.push(writeEmptyQueryResponse(new Writer(8)).flush());
-    } else if (analyses.length === 1) {
-      await runOne(s, analyses[0]!, m);
     } else {
-      await runMany(s, analyses, m);
+      // Values the router makes itself (cluster-wide sequences) are written in first.
+      const got = filledText(s, analyses);
+      const f = got instanceof Promise ? await got : got;
+      const raw = f === undefined ? m.raw : writeQuery(new Writer(f.sql.length + 8), f.sql).flush();
+      const list = f?.analyses ?? analyses;
+      if (list.length === 1) await runOne(s, list[0]!, raw);
+      else await runMany(s, list, raw);
+      forgetAfterDdl(s, list);
     }
   } catch (e) {
     s.sendError(e);
@@ -41,7 +47,7 @@ export async function handleQuery(s: Session, m: InMsg): Promise<void> {
 }
 
 /** One statement: answered by the router, or run where its route says. Errors are thrown. */
-async function runOne(s: Session, a: Analysis, m: InMsg): Promise<void> {
+async function runOne(s: Session, a: Analysis, raw: Buffer): Promise<void> {
   const stmt = simpleStatement(a);
   const got = admitted(s, stmt);
   const d = got instanceof Promise ? await got : got;
@@ -51,14 +57,14 @@ async function runOne(s: Session, a: Analysis, m: InMsg): Promise<void> {
     case 'local':
       return runCommand(s, d.command, (b) => s.out.push(b));
     case 'routed':
-      return execute(s, stmt, d, { kind: 'query', raw: m.raw, result: ignore });
+      return execute(s, stmt, d, { kind: 'query', raw, result: ignore });
     case 'held':
       throw new Error('a held statement came back held');
   }
 }
 
 /** Several statements in one Query: run as one text on the one node they all fit on. */
-async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Promise<void> {
+async function runMany(s: Session, analyses: readonly Analysis[], raw: Buffer): Promise<void> {
   let d = admitMany(analyses, s.epoch(), txnView(s));
   if (d.kind === 'held') d = await waitWhileHeld(s, d, (e) => admitMany(analyses, e, txnView(s)));
   if (d.kind === 'refused') throw d.error;
@@ -73,7 +79,7 @@ async function runMany(s: Session, analyses: readonly Analysis[], m: InMsg): Pro
   const stmt = simpleStatement(main ?? analyses[0]!);
   await execute(s, stmt, d, {
     kind: 'query',
-    raw: m.raw,
+    raw,
     effects,
     state: sessionStateOfAll(analyses),
     result: (r, node) => afterMany(s, analyses, wasOpen, writes, r, node),

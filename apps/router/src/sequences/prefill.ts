@@ -1,0 +1,79 @@
+// The extended protocol's side of cluster-wide sequences: the values for a batch's INSERTs are
+// drawn before the batch runs, so that looking ahead for the batch's node (protocol/lookahead.ts)
+// sees where each row goes. An error is kept for its Bind and raised there, in order.
+import { FrontendCode, bindParam, bindStatementName, decodeParse } from '@tessera/pg-wire';
+import type { Analysis } from '@tessera/sql';
+import type { InMsg } from '../session/client-in.js';
+import type { Session } from '../session/session.js';
+import { StatementRecord } from '../statement/prepared.js';
+import { fillDefaults, forgetDefinitions, type Filled } from './defaults.js';
+
+/** By Bind position: its statement with the router's values in, or the error making them. */
+export type Prefilled = Map<number, Filled | Error>;
+
+export function prefillBatch(
+  s: Session,
+  batch: readonly InMsg[],
+): Prefilled | undefined | Promise<Prefilled | undefined> {
+  if (s.services.sequences === undefined) return undefined;
+  let parsed: Map<string, Analysis | undefined> | undefined;
+  let waits: Promise<void>[] | undefined;
+  let out: Prefilled | undefined;
+  const keep = (k: number, f: Filled | Error | undefined): void => {
+    if (f !== undefined) (out ??= new Map()).set(k, f);
+  };
+  for (let k = 0; k < batch.length; k++) {
+    const m = batch[k]!;
+    if (m.code === FrontendCode.Parse) {
+      const p = decodeParse(m.body);
+      const analyses = s.services.cache.get(p.sql);
+      (parsed ??= new Map()).set(p.name, analyses.length === 1 ? analyses[0] : undefined);
+      continue;
+    }
+    if (m.code !== FrontendCode.Bind) continue;
+    const name = bindStatementName(m.body);
+    const a = parsed?.has(name) ? parsed.get(name) : s.statements.get(name)?.analysis;
+    if (a?.kind !== 'insert' && a?.kind !== 'select') continue;
+    try {
+      const f = fillDefaults(s, a, (i) => textParam(m.body, i));
+      if (f instanceof Promise)
+        (waits ??= []).push(
+          f.then(
+            (x) => keep(k, x),
+            (e: unknown) => keep(k, asError(e)),
+          ),
+        );
+      else keep(k, f);
+    } catch (e) {
+      keep(k, asError(e));
+    }
+  }
+  return waits === undefined ? out : Promise.all(waits).then(() => out);
+}
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
+
+/** A text-format bind parameter's value; undefined for a binary one (not understood here). */
+function textParam(body: Buffer, index: number): string | null | undefined {
+  const p = bindParam(body, index);
+  if (p === undefined || p.format !== 0) return undefined;
+  return p.value === null ? null : p.value.toString('utf8');
+}
+
+/**
+ * The unnamed copy of `rec` a Bind runs with the router's values in, or undefined when it runs
+ * `rec` as it is; the error of making the values is thrown here, in the Bind's place.
+ */
+export function filledRecord(
+  s: Session,
+  f: Filled | Error | undefined,
+  rec: StatementRecord,
+): StatementRecord | undefined {
+  if (f instanceof Error) throw f;
+  if (f !== undefined) return new StatementRecord('', f.sql, rec.paramTypes, [f.analysis]);
+  if (rec.analysis?.kind === 'ddl' && s.services.sequences !== undefined)
+    forgetDefinitions(s.services.sequences);
+  return undefined;
+}
