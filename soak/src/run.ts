@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { checkEvents } from './checker/check.js';
 import { BANK_INIT } from './checker/bank.js';
 import { Cluster } from './cluster/cluster.js';
+import { retrySetup } from './cluster/setup-retry.js';
 import {
   bankAccounts,
   createAccounts,
@@ -77,7 +78,12 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
     await declareSchema(cluster, plan.cluster.rangesPerKeyspace);
     await cluster.startRouters();
     await createTables(cluster);
-    let catalog = await cluster.getCatalog();
+    let catalog = (await retrySetup(() => cluster.getCatalog(), {
+      what: 'GetCatalog',
+      timeoutMs: 120_000,
+      log,
+      beforeRetry: () => cluster.vip.waitForLeader(60_000),
+    }))!;
     const snapshot = snapshotOf(catalog);
     const accounts = bankAccounts(
       snapshot,

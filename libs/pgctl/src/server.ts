@@ -107,6 +107,7 @@ export interface StartOptions {
   logFile?: string;
   /** Keep running after this process exits (tessera up). */
   detached?: boolean;
+  /** How long to wait for it to accept connections: default 30 s, or TESSERA_PG_START_TIMEOUT_MS. */
   timeoutMs?: number;
   /**
    * Run the server inside this Linux network namespace (`ip netns add NAME`; needs root): it is
@@ -138,6 +139,12 @@ export function isAlive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** A machine loaded far beyond its cores (the soak) may need longer than 30 s to start a server. */
+function defaultStartTimeoutMs(): number {
+  const v = Number(process.env.TESSERA_PG_START_TIMEOUT_MS);
+  return Number.isInteger(v) && v > 0 ? v : 30_000;
 }
 
 /** Starts `postgres -D dataDir -p port` and resolves with its pid once it accepts connections. */
@@ -172,7 +179,7 @@ export async function startServer(dataDir: string, opts: StartOptions): Promise<
   child.once('exit', (code, signal) => (exitCode = code ?? (signal ? -1 : 0)));
   child.once('error', () => (exitCode = -1));
   if (opts.detached) child.unref();
-  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  const deadline = Date.now() + (opts.timeoutMs ?? defaultStartTimeoutMs());
   while (Date.now() < deadline) {
     if (exitCode !== undefined) {
       const tail = opts.logFile

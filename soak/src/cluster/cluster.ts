@@ -154,7 +154,11 @@ export class Cluster {
       `postgres: ${this.nodes.map((n) => `${n.name} ${n.direct.host}:${n.direct.port}${n.proxy ? ` (catalog ${n.catalogAddress.host}:${n.catalogAddress.port})` : ''}`).join(', ')}`,
     );
 
-    // Coordinators behind the harness's VIP.
+    // Coordinators behind the harness's VIP, which they advertise: a standby names the active
+    // coordinator's advertised address to a client that reached it, and routers can reach only
+    // the VIP (they have no link to a coordinator's own address).
+    const vipHost = this.topology?.rootAddress ?? '127.0.0.1';
+    const vipPort = this.topology ? COORDINATOR_PORT : await freePort();
     const home = this.home;
     const catalogUrl = `postgresql://postgres@${home.catalogAddress.host}:${home.catalogAddress.port}/${CATALOG_DATABASE}`;
     for (const s of specs.filter((x) => x.kind === 'coordinator')) {
@@ -170,6 +174,7 @@ export class Cluster {
           serviceBin('coordinator', 'tessera-coordinator'),
           ...['--catalog-url', catalogUrl, '--listen', `${address.host}:${address.port}`],
           ...['--metrics-port', '0', '--standby-poll-ms', '200'],
+          ...['--advertise', `${vipHost}:${vipPort}`],
           ...this.plan.coordinatorArgs,
         ],
         env: { TESSERA_ADMIN_TOKEN: this.token, TESSERA_LOG_LEVEL: 'info' },
@@ -183,17 +188,16 @@ export class Cluster {
       this.token,
       (leader) => this.events.note('coordinator-leader', { leader: leader ?? null }),
     );
-    const vipHost = this.topology?.rootAddress ?? '127.0.0.1';
-    const vipPort = await this.vip.listen(vipHost, this.topology ? COORDINATOR_PORT : 0);
+    await this.vip.listen(vipHost, vipPort);
     this.vipAddress = { host: vipHost, port: vipPort };
     for (const c of this.coordinators) {
       this.#supervise(c);
       c.process.start();
     }
     await Promise.all(
-      this.coordinators.map((c) => c.process.waitForLog('coordinator listening', 90_000)),
+      this.coordinators.map((c) => c.process.waitForLog('coordinator listening', 180_000)),
     );
-    const leader = await this.vip.waitForLeader(60_000);
+    const leader = await this.vip.waitForLeader(120_000);
     this.events.log(
       `coordinators: ${this.coordinators.map((c) => `${c.name} ${c.address.host}:${c.address.port}`).join(', ')}; active ${leader}; routers reach them at ${vipHost}:${vipPort}`,
     );
@@ -281,11 +285,11 @@ export class Cluster {
       this.#supervise(r);
       r.process.start();
     }
-    await Promise.all(this.routers.map((r) => this.waitForRouter(r, 90_000)));
+    await Promise.all(this.routers.map((r) => this.waitForRouter(r, 180_000)));
   }
 
   /** Resolves once a (re)started router routes by a catalog. */
-  async waitForRouter(r: ServiceMember, timeoutMs = 60_000): Promise<void> {
+  async waitForRouter(r: ServiceMember, timeoutMs = 180_000): Promise<void> {
     await r.process.waitForLog('catalog swapped in', timeoutMs);
   }
 
@@ -293,7 +297,7 @@ export class Cluster {
     if (s.process.running) return;
     s.process.start();
     if (s.kind === 'router') await this.waitForRouter(s);
-    else await s.process.waitForLog('coordinator listening', 60_000);
+    else await s.process.waitForLog('coordinator listening', 180_000);
   }
 
   /** A connection to a node itself (not through the proxy or a router). */

@@ -48,6 +48,9 @@ export const SOAK_NODE_SETTINGS: Readonly<Record<string, string>> = {
   max_prepared_transactions: '200',
 };
 
+/** How long a node's server may take to start. */
+const START_TIMEOUT_MS = 180_000;
+
 export class NodeMember {
   #paused: number[] = [];
 
@@ -68,6 +71,9 @@ export class NodeMember {
       ...(inNs ? { listen_addresses: `'${o.address},127.0.0.1'` } : {}),
       ...o.settings,
     };
+    // On a machine loaded far beyond its cores a server may take longer than pgctl's default 30 s
+    // to accept connections (here and at every restart of a fault): wait for readiness longer.
+    process.env.TESSERA_PG_START_TIMEOUT_MS ??= String(START_TIMEOUT_MS);
     const pg = await startPostgres({
       name: `soak-${o.name}`,
       settings,
@@ -96,7 +102,7 @@ export class NodeMember {
         logFile: join(o.runDir, 'logs', `${o.name}-proxy.log`),
       });
       proxy.start();
-      const listening = await proxy.waitForLog('proxy listening', 30_000);
+      const listening = await proxy.waitForLog('proxy listening', 90_000);
       const port = Number(String(listening.listen).split(':').pop());
       catalogAddress = { host: listenHost, port };
     }

@@ -4,8 +4,23 @@
 // a transfer's legs with their accounts.
 import { buildSnapshot, type Snapshot } from '@tessera/keyspace';
 import { KeyType, NodeRole, catalogFromMessage, type Catalog } from '@tessera/proto';
+import type pg from 'pg';
 import { TABLES } from '../checker/values.js';
 import type { Cluster } from './cluster.js';
+import { retrySetup } from './setup-retry.js';
+
+/** How long one setup step may keep being retried on a loaded machine. */
+const SETUP_STEP_TIMEOUT_MS = 180_000;
+
+/** A coordinator call of the setup, retried across a change of the active coordinator. */
+function viaCoordinator<T>(cluster: Cluster, what: string, call: () => Promise<T>) {
+  return retrySetup(call, {
+    what,
+    timeoutMs: SETUP_STEP_TIMEOUT_MS,
+    log: (l) => cluster.events.log(l),
+    beforeRetry: () => cluster.vip.waitForLeader(60_000),
+  });
+}
 
 export const KEYSPACES = [
   { name: TABLES.lists.keyspace, seed: 0n },
@@ -25,37 +40,58 @@ const DDL: Record<keyof typeof TABLES, string> = {
 
 export async function declareSchema(cluster: Cluster, rangesPerKeyspace: number): Promise<void> {
   for (const n of cluster.nodes) {
-    await cluster.admin.addNode({
-      name: n.name,
-      host: n.catalogAddress.host,
-      port: n.catalogAddress.port,
-      role: n.role === 'home' ? NodeRole.HOME : NodeRole.DATA,
-    });
+    await viaCoordinator(cluster, `AddNode ${n.name}`, () =>
+      cluster.admin.addNode({
+        name: n.name,
+        host: n.catalogAddress.host,
+        port: n.catalogAddress.port,
+        role: n.role === 'home' ? NodeRole.HOME : NodeRole.DATA,
+      }),
+    );
   }
   for (const k of KEYSPACES)
-    await cluster.admin.createKeyspace({
-      name: k.name,
-      keyType: KeyType.BIGINT,
-      ranges: rangesPerKeyspace,
-      seed: k.seed,
-    });
+    await viaCoordinator(cluster, `CreateKeyspace ${k.name}`, () =>
+      cluster.admin.createKeyspace({
+        name: k.name,
+        keyType: KeyType.BIGINT,
+        ranges: rangesPerKeyspace,
+        seed: k.seed,
+      }),
+    );
   for (const t of Object.values(TABLES))
-    await cluster.admin.distributeTable({
-      schema: 'public',
-      name: t.name,
-      keyColumn: t.key,
-      keyspace: t.keyspace,
-    });
+    await viaCoordinator(cluster, `DistributeTable ${t.name}`, () =>
+      cluster.admin.distributeTable({
+        schema: 'public',
+        name: t.name,
+        keyColumn: t.key,
+        keyspace: t.keyspace,
+      }),
+    );
+}
+
+/** One step through router0 on a connection of its own, retried (see setup-retry.ts). */
+async function viaRouter<T>(
+  cluster: Cluster,
+  what: string,
+  step: (c: pg.Client) => Promise<T>,
+): Promise<T | undefined> {
+  return retrySetup(
+    async () => {
+      const c = await cluster.routerClient(cluster.routers[0]!, 30_000);
+      try {
+        return await step(c);
+      } finally {
+        await c.end().catch(() => undefined);
+      }
+    },
+    { what, timeoutMs: SETUP_STEP_TIMEOUT_MS, log: (l) => cluster.events.log(l) },
+  );
 }
 
 /** CREATE TABLE of every soak table through a router. */
 export async function createTables(cluster: Cluster): Promise<void> {
-  const c = await cluster.routerClient(cluster.routers[0]!);
-  try {
-    for (const ddl of Object.values(DDL)) await c.query(ddl);
-  } finally {
-    await c.end();
-  }
+  for (const [name, ddl] of Object.entries(DDL))
+    await viaRouter(cluster, `create table ${name}`, (c) => c.query(ddl));
 }
 
 /**
@@ -87,22 +123,19 @@ export async function createAccounts(
   ids: readonly number[],
   balance: number,
 ): Promise<[number, number][]> {
-  const c = await cluster.routerClient(cluster.routers[0]!);
-  try {
-    const values = ids.map((id) => `(${id}, ${balance})`).join(', ');
-    await c.query(`insert into accounts (id, balance) values ${values}`);
-    const rows = (
-      await c.query<{ id: string; balance: string }>('select id, balance from accounts order by id')
-    ).rows;
-    const got = rows.map((r) => [Number(r.id), Number(r.balance)] as [number, number]);
-    if (got.length !== ids.length || got.some(([id, b], i) => id !== ids[i] || b !== balance))
-      throw new Error(
-        `the accounts read back through the router differ from those written: ${JSON.stringify(got)}`,
-      );
-    return got;
-  } finally {
-    await c.end();
-  }
+  const values = ids.map((id) => `(${id}, ${balance})`).join(', ');
+  await viaRouter(cluster, 'insert the accounts', (c) =>
+    c.query(`insert into accounts (id, balance) values ${values}`),
+  );
+  const rows = await viaRouter(cluster, 'read the accounts back', (c) =>
+    c.query<{ id: string; balance: string }>('select id, balance from accounts order by id'),
+  );
+  const got = (rows?.rows ?? []).map((r) => [Number(r.id), Number(r.balance)] as [number, number]);
+  if (got.length !== ids.length || got.some(([id, b], i) => id !== ids[i] || b !== balance))
+    throw new Error(
+      `the accounts read back through the router differ from those written: ${JSON.stringify(got)}`,
+    );
+  return got;
 }
 
 export function snapshotOf(catalog: Catalog): Snapshot {

@@ -3,7 +3,7 @@
 // UNAVAILABLE) and drops the connections to one that stopped being active, so the routers'
 // gRPC channels reconnect and reach the new one. The router takes a single --coordinator
 // address today (DESIGN.md section 7 wants a list); this plays the load balancer in front.
-import { CatalogService, createClient, type Client } from '@tessera/proto';
+import { CatalogService, createClient, type Client, type ClientOptions } from '@tessera/proto';
 import { TcpProxy, type Target } from '../net/tcp-proxy.js';
 
 export interface VipMember {
@@ -19,6 +19,7 @@ export class CoordinatorVip {
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<void> | undefined;
   readonly #clients = new Map<string, Client<typeof CatalogService>>();
+  readonly #bases: Client<typeof CatalogService>[] = [];
 
   constructor(
     readonly members: readonly VipMember[],
@@ -84,6 +85,7 @@ export class CoordinatorVip {
   async close(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     for (const c of this.#clients.values()) c.close();
+    for (const b of this.#bases) b.close();
     await this.proxy.close();
   }
 
@@ -91,13 +93,20 @@ export class CoordinatorVip {
   async #isActive(m: VipMember): Promise<boolean> {
     let client = this.#clients.get(m.name);
     if (!client) {
-      client = createClient(CatalogService, `${m.host}:${m.port}`, {
-        token: this.token,
-        deadlineMs: 1000,
+      // Its own channel to this one coordinator, given to a second client as a fixed channel:
+      // a client with an address list of its own would follow a standby's hint to the active
+      // coordinator, and this standby would look active.
+      const base = createClient(CatalogService, `${m.host}:${m.port}`, {
         channelOptions: {
           'grpc.initial_reconnect_backoff_ms': 100,
           'grpc.max_reconnect_backoff_ms': 500,
         },
+      });
+      this.#bases.push(base);
+      client = createClient(CatalogService, `${m.host}:${m.port}`, {
+        token: this.token,
+        deadlineMs: 1000,
+        channel: base.grpcClient.getChannel() as unknown as ClientOptions['channel'],
       });
       this.#clients.set(m.name, client);
     }
