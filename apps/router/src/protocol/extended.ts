@@ -8,11 +8,11 @@
 import {
   BIND_COMPLETE,
   FrontendCode,
-  bindParam,
   bindStatementName,
   rewriteBindStatement,
   decodeExecute,
 } from '@tessera/pg-wire';
+import { typedParams } from '../routing/key-hash.js';
 import type { Routed } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
 import type { Effect } from '../commands/plan.js';
@@ -158,7 +158,7 @@ class BatchRun implements Batch, BindVia {
     if (a === undefined) return this.bindEmpty(m, rec);
     const stmt: Statement = {
       analysis: a,
-      params: (k) => bindParam(m.body, k),
+      params: typedParams(m.body, rec.paramTypes),
       protocol: 'extended',
       purpose: 'run',
     };
