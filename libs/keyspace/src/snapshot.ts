@@ -52,6 +52,8 @@ export interface Snapshot {
   keyspace(name: string): KeyspaceView | undefined;
   /** The declared table, or undefined: an undeclared table is global. */
   table(schema: string, name: string): TableView | undefined;
+  /** Every declared table (name resolution asks nodes about these names). */
+  readonly tables: readonly TableView[];
   /** The range of `keyspace` holding `hash`; UnknownKeyspaceError for a keyspace it lacks. */
   rangeOf(keyspace: string, hash: bigint): Range;
   ownerOf(keyspace: string, hash: bigint): string;
@@ -257,6 +259,7 @@ export function buildSnapshot(catalog: Catalog): Snapshot {
     home: home.name,
     nodes: Object.freeze(live.map((n) => n.name).sort()),
     node: (name: string) => byName.get(name),
+    tables: Object.freeze([...tables.values()]),
     address: (name: string) => addresses.get(name),
     keyspace: (name: string) => keyspaces.get(name),
     table: (schema: string, name: string) => tables.get(tableKey(schema, name)),

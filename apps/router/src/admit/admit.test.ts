@@ -8,6 +8,7 @@ import type { Snapshot } from '@tessera/keyspace';
 import { fixtureCatalog } from '../routing/fixture-catalog.js';
 import type { ParamSource } from '../routing/key-hash.js';
 import type { TxnPhase } from '../txn/machine.js';
+import { PUBLIC_ONLY } from '../routing/names.js';
 import { admit, type AdmitTxn } from './admit.js';
 import type { Decision } from './decision.js';
 
@@ -25,6 +26,7 @@ function view(t: Txn = {}): AdmitTxn {
     phase: t.phase ?? 'idle',
     status: t.status ?? (t.phase === undefined || t.phase === 'idle' ? 'I' : 'T'),
     transactionPooling: true,
+    names: PUBLIC_ONLY,
     firstWriteEpoch: (node) => t.wrote?.[node],
   };
 }

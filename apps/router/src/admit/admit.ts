@@ -11,6 +11,7 @@ import {
   planCommand,
 } from '../commands/plan.js';
 import { RouterError, unsupported } from '../errors.js';
+import { namedSnapshot, type NameContext } from '../routing/names.js';
 import { route } from '../routing/route.js';
 import type { Statement } from '../statement/statement.js';
 import type { TxnPhase } from '../txn/machine.js';
@@ -24,6 +25,8 @@ export interface AdmitTxn extends HoldTxn {
   readonly status: TransactionStatus;
   /** Transaction pooling: backends go back to their pool between transactions. */
   readonly transactionPooling: boolean;
+  /** What the session's unqualified table names resolve by (its search_path). */
+  readonly names: NameContext;
 }
 
 /**
@@ -37,7 +40,7 @@ export function admit<E extends Admission>(
   lease: 'valid' | 'lapsed' = 'valid',
 ): Decision<E> {
   const a = stmt.analysis;
-  const snapshot = epoch.snapshot;
+  const snapshot = namedSnapshot(epoch.snapshot, txn.names);
   let effect;
   if (isSessionCommand(a)) {
     const plan = planCommand(a, txn.phase, txn.status);

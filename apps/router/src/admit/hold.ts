@@ -106,7 +106,7 @@ function writtenHashes(
     const at = a.columns?.indexOf(view.keyColumn) ?? -1;
     if (a.rows === undefined || at < 0) return undefined;
     const keys: RowValue[] = a.rows.map((row) => row[at] ?? { kind: 'expr' });
-    return known(hashPinValues(keys, ks.keyType, ks.seed, params));
+    return known(hashPinValues(keys, ks.keyType, ks.seed, params, 'assign'));
   }
   const where = whereOf(a);
   if (where === undefined) return undefined;

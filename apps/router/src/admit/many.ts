@@ -3,6 +3,7 @@
 import type { Analysis } from '@tessera/sql';
 import { inFailedTransaction } from '../commands/plan.js';
 import { unsupported } from '../errors.js';
+import { namedSnapshot } from '../routing/names.js';
 import { route } from '../routing/route.js';
 import { home, single, type Route } from '../routing/route-types.js';
 import { NO_BIND } from '../statement/statement.js';
@@ -20,7 +21,7 @@ export function admitMany<E extends Admission>(
   epoch: E,
   txn: AdmitTxn,
 ): Decision<E> {
-  const snapshot = epoch.snapshot;
+  const snapshot = namedSnapshot(epoch.snapshot, txn.names);
   if (txn.phase === 'cross') {
     // One node runs the whole text: statements every node of the transaction must see cannot
     // be in it, and a failed transaction fails it whatever node it goes to.

@@ -33,5 +33,7 @@ export function applyEffect(s: Session, effect: Effect, backend: Backend | undef
       break;
     }
   }
-  if (backend !== undefined && !backend.dead) backend.settingsKey = s.settings.key();
+  if (backend !== undefined && !backend.dead)
+    backend.settingsKey =
+      effect.kind === 'set' ? s.settings.keyAfter(effect.analysis) : s.settings.key();
 }

@@ -59,7 +59,7 @@ export async function setOnEveryNode(s: Session, a: SetAnalysis): Promise<Buffer
   s.txn.replayed(a.sql);
   for (const [node] of s.txn.parts()) {
     const b = s.held.get(node)?.backend;
-    if (b) b.settingsKey = s.settings.key();
+    if (b) b.settingsKey = s.settings.keyAfter(a);
   }
   return out;
 }

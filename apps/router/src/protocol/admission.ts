@@ -4,6 +4,7 @@ import { admit, type AdmitTxn } from '../admit/admit.js';
 import type { Decision } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
 import { waitWhileHeld } from '../execute/hold.js';
+import { sessionNames } from '../session/names.js';
 import type { Session } from '../session/session.js';
 import type { Statement } from '../statement/statement.js';
 
@@ -22,6 +23,9 @@ export function txnView(s: Session): AdmitTxn {
         return s.status();
       },
       transactionPooling,
+      get names() {
+        return sessionNames(s);
+      },
       firstWriteEpoch: (node) => s.txn.firstWriteEpoch(node),
     };
     views.set(s, view);

@@ -21,6 +21,8 @@ import {
   scatterDescribeFrame,
   scatterPipeline,
 } from '../scatter/portal.js';
+import type { Analysis } from '@tessera/sql';
+import type { Route } from '../routing/route-types.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { prepareOn, statementNamed, type StatementRecord } from '../statement/prepared.js';
@@ -78,27 +80,39 @@ function describeStatement(b: Batch, m: InMsg, rec: StatementRecord): Promise<vo
     });
     const r = d.kind === 'routed' ? d.route : undefined;
     const queued = b.round.backend !== undefined;
-    // Answered by the router: session commands, and statements for every node (DDL), which then
-    // run on their own at Execute.
+    const own = !queued && b.preferredNode() === undefined && !s.inTransaction();
+    // A statement for several nodes (a write across nodes, a split INSERT, DDL) or a read whose
+    // rows may come from several: described by one node that has its tables, on a round trip of
+    // its own (no backend is left engaged in this batch), so its ParameterDescription and
+    // RowDescription are the ones Postgres gives.
+    const several = r === undefined ? undefined : severalNode(a, r, snapshot.home);
+    if (own && several !== undefined)
+      return describeStatementFrames(s, several, rec, snapshot).then(b.synth);
+    // Answered by the router: session commands, and (in a batch or transaction already on a
+    // node) statements for every node, which then run on their own at Execute.
     if (d.kind === 'local' || (!queued && (r?.kind === 'all' || r?.kind === 'multi_write'))) {
       b.synth(writeParameterDescription(new Writer(32), rec.paramTypes).flush());
       return void b.synth(NO_DATA);
     }
-    if (
-      !queued &&
-      b.preferredNode() === undefined &&
-      !s.inTransaction() &&
-      (a.kind === 'select' || a.kind === 'explain') &&
-      (r?.kind === 'scatter' || r?.kind === 'params')
-    ) {
-      // Its rows may come from several nodes at Execute: described on a round trip of its own,
-      // so that no backend is left engaged in this batch.
-      const node = r.kind === 'scatter' ? r.nodes[0]! : snapshot.home;
-      return describeStatementFrames(s, node, rec, snapshot).then(b.synth);
-    }
     if (r?.kind === 'node') ({ node: target, flexible } = r);
   }
   return describeOn(b, m, rec, target, flexible);
+}
+
+/** The node describing a statement that runs on several (undefined: it runs on one). */
+function severalNode(a: Analysis, r: Route, home: string): string | undefined {
+  switch (r.kind) {
+    case 'all':
+    case 'multi_write':
+    case 'scatter':
+      return r.nodes[0];
+    case 'split':
+      return r.parts[0]?.node;
+    case 'params':
+      return a.kind === 'select' || a.kind === 'explain' ? home : undefined;
+    default:
+      return undefined;
+  }
 }
 
 /**

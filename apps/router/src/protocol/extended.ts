@@ -8,12 +8,12 @@
 import {
   BIND_COMPLETE,
   FrontendCode,
-  bindParam,
   bindStatementName,
   rewriteBindStatement,
   decodeExecute,
 } from '@tessera/pg-wire';
 import { NO_SESSION_STATE, type Analysis, type SessionStateChange } from '@tessera/sql';
+import { typedParams } from '../routing/key-hash.js';
 import type { Routed } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
 import type { Effect } from '../commands/plan.js';
@@ -182,7 +182,7 @@ class BatchRun implements Batch, BindVia {
     const s = this.s;
     const stmt: Statement = {
       analysis: a,
-      params: (k) => bindParam(m.body, k),
+      params: typedParams(m.body, rec.paramTypes),
       protocol: 'extended',
       purpose: 'run',
     };

@@ -62,7 +62,7 @@ export function routeInsert(
     const v = a.rows[i]![keyAt];
     if (v === undefined)
       return refuse(`row ${i + 1} of the INSERT has no value for key column "${target.keyColumn}"`);
-    const hashes = hashPinValues([v], ks.keyType, ks.seed, params);
+    const hashes = hashPinValues([v], ks.keyType, ks.seed, params, 'assign');
     if (hashes === 'params') return { kind: 'params' };
     if (hashes === 'unpinnable') {
       return refuse(

@@ -2,6 +2,7 @@
 // every routing decision.
 import type { TableRef } from '@tessera/sql';
 import type { Snapshot, TableView } from '@tessera/keyspace';
+import { namesOf, resolveUnqualified } from './names.js';
 
 export type ShardedView = TableView & { kind: 'sharded' };
 
@@ -19,20 +20,22 @@ export interface ClassifiedTables {
   readonly writes: readonly ResolvedRef[];
 }
 
-/** Schema an unqualified name resolves to. Tessera resolves through `public` only, for now. */
-export const DEFAULT_SCHEMA = 'public';
-
+/**
+ * The table a reference means: a qualified one as written, an unqualified one by the search_path
+ * the snapshot carries (names.ts: namedSnapshot); throws 0A000 when that cannot be known.
+ */
 export function lookupTable(
   catalog: Snapshot,
   schema: string | undefined,
   name: string,
 ): TableView {
-  const s = schema ?? DEFAULT_SCHEMA;
-  return catalog.table(s, name) ?? { kind: 'global', schema: s, name };
+  if (schema === undefined) return resolveUnqualified(catalog, namesOf(catalog), name);
+  return catalog.table(schema, name) ?? { kind: 'global', schema, name };
 }
 
 // Per table list (analyses are cached by statement text, so a prepared statement's list is one
-// object) and catalog snapshot: a statement run again is not classified again.
+// object) and catalog snapshot (one per search_path: names.ts): a statement run again is not
+// classified again.
 const classified = new WeakMap<
   readonly TableRef[],
   { catalog: Snapshot; tables: ClassifiedTables }

@@ -3,6 +3,7 @@
 // services object (a WeakMap keyed by it) rather than in a module-level singleton.
 import { ALL_PLAN_FEATURES, planRead, type ReadPlanResult } from '@tessera/sql';
 import type { Snapshot } from '@tessera/keyspace';
+import { namesOf } from '../routing/names.js';
 import { plannerCatalog } from '../routing/planner-catalog.js';
 import type { RouterServices } from '../services.js';
 
@@ -39,7 +40,8 @@ export function planFor(
   bytewise: boolean,
 ): ReadPlanResult {
   const plans = scatterMemory(services).plans;
-  const key = `${catalog.epoch}\0${bytewise ? 1 : 0}\0${sql}`;
+  // Unqualified names resolve by the session's search_path: its key is part of the plan's.
+  const key = `${catalog.epoch}\0${bytewise ? 1 : 0}\0${namesOf(catalog).key}\0${sql}`;
   let plan = plans.get(key);
   if (plan === undefined) {
     plan = planRead(sql, plannerCatalog(catalog, bytewise), ALL_PLAN_FEATURES);

@@ -2,6 +2,8 @@
 // by text), run the leaf SQL on every participating node in parallel (leaf-run.ts), merge
 // with @tessera/merge, and write the client's RowDescription, DataRows and CommandComplete in
 // batches, pausing while the client does not read. EXPLAIN [ANALYZE] shows the plan instead.
+import { namedSnapshot } from '../routing/names.js';
+import { sessionNames } from '../session/names.js';
 import {
   SYNC,
   Writer,
@@ -75,7 +77,7 @@ async function planScatter(
       'EXPLAIN (FORMAT ...) of a read across nodes is not supported; use the text format',
     );
   const bytewise = await textIsBytewise(s, catalog, r.nodes[0] ?? catalog.home);
-  const plan = planFor(s.services, catalog, select.sql, bytewise);
+  const plan = planFor(s.services, namedSnapshot(catalog, sessionNames(s)), select.sql, bytewise);
   if (plan.kind === 'refuse') {
     s.services.metrics.statements('refused');
     throw unsupported(plan.reason);

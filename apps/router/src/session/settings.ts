@@ -1,12 +1,23 @@
 // Session settings a client made (startup parameters, SET, RESET), kept as the SQL that replays
 // them, so a pooled backend serving this client can be brought to the same state in one Query.
 import { quoteIdent, quoteLiteral, type SetAnalysis } from '@tessera/sql';
+import { parseSearchPath } from '../routing/names.js';
 
 /** Startup parameters that are protocol business, not settings. */
 const NOT_SETTINGS = new Set(['user', 'database', 'replication', 'options']);
 
 /** Clears what another client may have left: the backend's login state, then defaults. */
 const RESET_SCRIPT = 'SET SESSION AUTHORIZATION DEFAULT; RESET ALL';
+
+// The search_path's value (JSON list of schema names) rides in the entries under keys no setting
+// has, so a transaction's save/restore (rollback, savepoints) covers it; key() leaves them out.
+const PATH = '\0search_path';
+/** SET LOCAL search_path: its value for the open transaction only. */
+const LOCAL_PATH = '\0search_path_local';
+/** A backend key no session has: its settings are replayed before its next statement. */
+const STALE_KEY = '\0stale';
+/** A value meaning "the login default" (what a backend's RESET gives). */
+const DEFAULT_PATH = 'default';
 
 export class SessionSettings {
   /** The session's defaults (startup packet), what RESET falls back to. */
@@ -23,12 +34,12 @@ export class SessionSettings {
   fromStartup(params: ReadonlyMap<string, string>): void {
     for (const [name, value] of params) {
       if (NOT_SETTINGS.has(name) || name.startsWith('_pq_.')) continue;
-      this.base.set(name.toLowerCase(), setStatement(name, value));
+      this.startupSetting(name, value);
     }
     const options = params.get('options');
     if (options !== undefined) {
       for (const m of options.matchAll(/(?:-c\s*|--)([A-Za-z_.][\w.]*)=((?:\\.|\S)*)/g)) {
-        this.base.set(m[1]!.toLowerCase(), setStatement(m[1]!, m[2]!.replace(/\\(.)/g, '$1')));
+        this.startupSetting(m[1]!, m[2]!.replace(/\\(.)/g, '$1'));
       }
     }
     this.entries = new Map(this.base);
@@ -36,8 +47,36 @@ export class SessionSettings {
     this.script = undefined;
   }
 
-  /** Records a successful SET / RESET outside SET LOCAL. */
+  private startupSetting(name: string, value: string): void {
+    const lower = name.toLowerCase();
+    const path = lower === 'search_path' ? parseSearchPath(value) : undefined;
+    if (path === undefined || path.length === 0) {
+      // A search_path that does not parse is left to the node, whose error the client sees.
+      this.base.set(lower, setStatement(name, value));
+      return;
+    }
+    // A list, not one string: SET search_path TO 'a, b' would name one schema "a, b".
+    this.base.set(lower, `SET search_path TO ${path.map((p) => quoteIdent(p)).join(', ')}`);
+    this.base.set(PATH, JSON.stringify(path));
+  }
+
+  /**
+   * The search_path now (schema names as written, `$user` kept), or undefined for the login
+   * default; `inTransaction` false drops what SET LOCAL set in a transaction that has ended.
+   */
+  searchPath(inTransaction: boolean): readonly string[] | undefined {
+    if (!inTransaction && this.entries.has(LOCAL_PATH)) {
+      this.entries.delete(LOCAL_PATH);
+    }
+    const v = this.entries.get(LOCAL_PATH) ?? this.entries.get(PATH);
+    if (v === undefined) return undefined;
+    const parsed = JSON.parse(v) as string[] | typeof DEFAULT_PATH;
+    return parsed === DEFAULT_PATH ? undefined : parsed;
+  }
+
+  /** Records a successful SET / RESET (SET LOCAL: only the search_path, for name resolution). */
   apply(a: SetAnalysis): void {
+    if (a.name === 'search_path') this.applyPath(a);
     if (a.isLocal) return;
     const name = a.name ?? a.action;
     if (this.shared) this.unshare();
@@ -67,6 +106,34 @@ export class SessionSettings {
     this.script = undefined;
   }
 
+  private applyPath(a: SetAnalysis): void {
+    const key = a.isLocal ? LOCAL_PATH : PATH;
+    switch (a.action) {
+      case 'set':
+        this.entries.set(key, JSON.stringify(a.values));
+        break;
+      case 'set_default':
+      case 'reset':
+        this.entries.set(key, this.base.get(PATH) ?? JSON.stringify(DEFAULT_PATH));
+        break;
+      default:
+        return; // FROM CURRENT keeps the value; RESET ALL is handled with the rest
+    }
+    // A session SET after SET LOCAL in the same transaction is what the transaction sees.
+    if (!a.isLocal) this.entries.delete(LOCAL_PATH);
+  }
+
+  /**
+   * The key a backend that just ran `a` has: the session's, unless `a` reset a setting the
+   * session's startup gave (the backend fell back to its own default, not the client's).
+   */
+  keyAfter(a: SetAnalysis): string {
+    const resets = a.action === 'reset' || a.action === 'set_default' || a.action === 'reset_all';
+    const fromStartup =
+      a.action === 'reset_all' ? this.base.size > 0 : this.base.has(a.name ?? a.action);
+    return resets && fromStartup ? STALE_KEY : this.key();
+  }
+
   /** Back to the startup defaults (DISCARD ALL). */
   resetAll(): void {
     this.entries = new Map(this.base);
@@ -81,7 +148,7 @@ export class SessionSettings {
 
   /** The replay script; equal scripts mean equal settings. */
   key(): string {
-    this.script ??= [...this.entries.values()].join('; ');
+    this.script ??= this.keyOf(this.entries);
     return this.script;
   }
 
@@ -100,7 +167,9 @@ export class SessionSettings {
 
   /** The key of settings saved earlier (save()). */
   keyOf(saved: ReadonlyMap<string, string>): string {
-    return [...saved.values()].join('; ');
+    const out: string[] = [];
+    for (const [name, sql] of saved) if (name !== PATH && name !== LOCAL_PATH) out.push(sql);
+    return out.join('; ');
   }
 
   /** The settings now, never changed afterwards (this object copies before it changes them). */

@@ -16,6 +16,7 @@ import {
 } from '@tessera/pg-wire';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Session } from './session.js';
+import { learnLoginNames } from './names.js';
 import { errorFields, errorFrame } from './errors-wire.js';
 import { authenticateScram } from './auth-scram.js';
 import { startTls } from './tls.js';
@@ -141,7 +142,14 @@ async function homeParams(s: Session): Promise<Map<string, string> | undefined> 
     const pool = s.services.pools.pool(catalog, catalog.home, s.database, s.user);
     const b = await pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough);
     const params = new Map(b.params);
-    pool.release(b);
+    try {
+      await learnLoginNames(s, b, catalog, s.services.config.acquireTimeoutMs);
+    } catch (e) {
+      b.destroy('login name lookup failed');
+      throw e;
+    } finally {
+      pool.release(b);
+    }
     return params;
   } catch (e) {
     const { fields } = errorFields(e);

@@ -1,0 +1,130 @@
+// What a session's unqualified table names resolve by (routing/names.ts): its search_path now
+// (settings.ts), and what its login taught: the role's and database's default search_path and
+// the home node's relations whose names the catalog also has (global tables that shadow them).
+import {
+  BackendCode,
+  SYNC,
+  Writer,
+  decodeDataRow,
+  decodeErrorResponse,
+  writeBind,
+  writeExecute,
+  writeParse,
+} from '@tessera/pg-wire';
+import type { Snapshot } from '@tessera/keyspace';
+import { BackendError, type Backend } from '../pool/backend.js';
+import {
+  NO_HOME_FACTS,
+  homeRelations,
+  nameContext,
+  parseSearchPath,
+  type HomeRelations,
+  type NameContext,
+} from '../routing/names.js';
+import type { Session } from './session.js';
+
+interface LoginNames {
+  /** The search_path a backend's RESET gives this role in this database (its reset_val). */
+  readonly defaultPath: readonly string[];
+  readonly home: HomeRelations;
+}
+
+const logins = new WeakMap<Session, LoginNames>();
+const contexts = new WeakMap<Session, NameContext>();
+
+/**
+ * The default search_path (pg_settings.reset_val: postgresql.conf, then ALTER DATABASE/ROLE ...
+ * SET) and every relation of home named like a table of the catalog, in one round trip.
+ */
+const LOGIN_SQL = `select (select reset_val from pg_settings where name = 'search_path'),
+  (select coalesce(json_agg(nspname), '[]') from pg_namespace),
+  (select coalesce(json_agg(json_build_array(n.nspname, c.relname)), '[]')
+     from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where c.relname = any($1::text[]) and c.relkind in ('r', 'p', 'v', 'm', 'f'))`;
+
+/** Learns the session's login facts on `backend` (home, logged in as the client's role). */
+export async function learnLoginNames(
+  s: Session,
+  backend: Backend,
+  catalog: Snapshot,
+  timeoutMs: number,
+): Promise<void> {
+  const names = [...new Set(catalog.tables.map((t) => t.name))];
+  const rows = await queryRows(backend, LOGIN_SQL, [arrayLiteral(names)], timeoutMs);
+  const row = rows[0];
+  if (row === undefined) throw new Error('the login name lookup returned no row');
+  const defaultPath = parseSearchPath(row[0] ?? '') ?? DEFAULT;
+  const schemas = JSON.parse(row[1] ?? '[]') as string[];
+  const found = (JSON.parse(row[2] ?? '[]') as [string, string][]).map(([schema, name]) => ({
+    schema,
+    name,
+  }));
+  logins.set(s, { defaultPath, home: homeRelations(schemas, names, found) });
+}
+
+/** The session's name context now (one object while nothing it depends on changes). */
+export function sessionNames(s: Session): NameContext {
+  const login = logins.get(s);
+  const path = s.settings.searchPath(s.inTransaction()) ?? login?.defaultPath ?? DEFAULT;
+  const home = login?.home ?? NO_HOME_FACTS;
+  const hit = contexts.get(s);
+  const ctx = nameContext(path, s.user, home);
+  if (hit !== undefined && hit.key === ctx.key) return hit;
+  contexts.set(s, ctx);
+  return ctx;
+}
+
+const DEFAULT = ['$user', 'public'];
+
+function arrayLiteral(items: readonly string[]): string {
+  return `{${items.map((t) => `"${t.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
+}
+
+/** Runs `sql` with text parameters on an idle backend (extended protocol); rows as text. */
+function queryRows(
+  backend: Backend,
+  sql: string,
+  params: readonly string[],
+  timeoutMs: number,
+): Promise<(string | null)[][]> {
+  return new Promise((resolve, reject) => {
+    const rows: (string | null)[][] = [];
+    let error: Error | undefined;
+    const timer = setTimeout(() => done(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    const done = (e?: Error): void => {
+      clearTimeout(timer);
+      backend.detach();
+      if (e) reject(e);
+      else resolve(rows);
+    };
+    backend.attach({
+      onReadable: () => {
+        try {
+          for (let f = backend.nextFrame(); f; f = backend.nextFrame()) {
+            switch (f.code) {
+              case BackendCode.DataRow:
+                rows.push(decodeDataRow(f.body).map((c) => (c === null ? null : c.toString())));
+                break;
+              case BackendCode.ErrorResponse:
+                error ??= new BackendError(decodeErrorResponse(f.body));
+                break;
+              case BackendCode.ReadyForQuery:
+                return done(error);
+              default:
+                break;
+            }
+          }
+        } catch (e) {
+          done(e as Error);
+        }
+      },
+      onClosed: (_b, e) => done(e),
+    });
+    const w = new Writer(256);
+    writeParse(w, '', sql);
+    writeBind(w, { params: [...params] });
+    writeExecute(w);
+    w.bytes(SYNC);
+    backend.write(w.flush());
+  });
+}
