@@ -15,34 +15,17 @@ import {
 import { RouterError, SQLSTATE } from '../errors.js';
 import { BackendError, type Backend, type BackendSink } from '../pool/backend.js';
 import type { OutSink } from '../session/client-out.js';
+import type { Expectation } from './expectations.js';
 import { syncRepFrame } from './sync-rep-cancel.js';
 
-export type Expectation =
-  /** A client Query: everything up to ReadyForQuery goes to the client, the ReadyForQuery if `ready`. */
-  | { readonly t: 'query'; readonly ready: boolean }
-  /** The router's own Query (BEGIN, settings replay, poison): everything swallowed. */
-  | { readonly t: 'quiet' }
-  /** One reply frame (ParseComplete, BindComplete, CloseComplete); `forward` false for the router's own Parse. */
-  | { readonly t: 'one'; readonly forward: boolean; readonly unprepare?: string }
-  /** Describe of a statement: ParameterDescription then RowDescription or NoData. */
-  | { readonly t: 'describe_s' }
-  /** Describe of a portal: RowDescription or NoData. */
-  | { readonly t: 'describe_p' }
-  /** Execute: rows until CommandComplete, PortalSuspended or EmptyQueryResponse. */
-  | { readonly t: 'execute' }
-  /** Sync: ReadyForQuery. */
-  | { readonly t: 'sync' }
-  /** The router's own failing Execute standing in for a refused statement: its error becomes `bytes`. */
-  | { readonly t: 'poison'; readonly bytes: Buffer }
-  /** Frames the router makes up, sent when they reach the head. */
-  | { readonly t: 'synthetic'; readonly bytes: Buffer };
-
-// Expectations with no per-message state: one object each, shared by every batch.
-export const EXPECT_ONE: Expectation = { t: 'one', forward: true };
-export const EXPECT_DESCRIBE_STATEMENT: Expectation = { t: 'describe_s' };
-export const EXPECT_DESCRIBE_PORTAL: Expectation = { t: 'describe_p' };
-export const EXPECT_EXECUTE: Expectation = { t: 'execute' };
-export const EXPECT_SYNC: Expectation = { t: 'sync' };
+export {
+  EXPECT_DESCRIBE_PORTAL,
+  EXPECT_DESCRIBE_STATEMENT,
+  EXPECT_EXECUTE,
+  EXPECT_ONE,
+  EXPECT_SYNC,
+  type Expectation,
+} from './expectations.js';
 
 export interface ExchangeResult {
   /** Status of the last ReadyForQuery, if one came. */

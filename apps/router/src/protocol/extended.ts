@@ -295,9 +295,7 @@ class BatchRun implements Batch, BindVia {
     return { kind: 'several', decision: d, analysis: a, sql: this.rec.sql, bind, describe: false };
   }
 
-  // ---- Batch: what Describe asks ----
-
-  /** The node the batch's first pinned Bind goes to from here on (undefined: none). */
+  /** Batch (Describe asks): the node the batch's first pinned Bind goes to (undefined: none). */
   preferredNode(): string | undefined {
     if (this.preferred === undefined)
       this.preferred =
@@ -315,8 +313,6 @@ class BatchRun implements Batch, BindVia {
     const snapshot = s.epoch().snapshot;
     return acquire(s, round, node, snapshot, acquisition(s, node, undefined), begin, undefined);
   }
-
-  // ---- Execute, Close, the end ----
 
   private executeMessage(m: InMsg): Promise<void> | undefined {
     const s = this.s;
