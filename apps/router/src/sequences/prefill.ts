@@ -25,9 +25,7 @@ export function prefillBatch(
   for (let k = 0; k < batch.length; k++) {
     const m = batch[k]!;
     if (m.code === FrontendCode.Parse) {
-      const p = decodeParse(m.body);
-      const analyses = s.services.cache.get(p.sql);
-      (parsed ??= new Map()).set(p.name, analyses.length === 1 ? analyses[0] : undefined);
+      (parsed ??= new Map()).set(...parsedAt(s, m));
       continue;
     }
     if (m.code !== FrontendCode.Bind) continue;
@@ -49,6 +47,20 @@ export function prefillBatch(
     }
   }
   return waits === undefined ? out : Promise.all(waits).then(() => out);
+}
+
+/**
+ * A Parse's name and its one analysis (undefined when it has several or none, or does not parse:
+ * the Parse's own error comes in order when the batch gets there).
+ */
+function parsedAt(s: Session, m: InMsg): [string, Analysis | undefined] {
+  const p = decodeParse(m.body);
+  try {
+    const analyses = s.services.cache.get(p.sql);
+    return [p.name, analyses.length === 1 ? analyses[0] : undefined];
+  } catch {
+    return [p.name, undefined];
+  }
 }
 
 function asError(e: unknown): Error {

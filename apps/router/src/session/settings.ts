@@ -66,6 +66,7 @@ export class SessionSettings {
    */
   searchPath(inTransaction: boolean): readonly string[] | undefined {
     if (!inTransaction && this.entries.has(LOCAL_PATH)) {
+      if (this.shared) this.unshare();
       this.entries.delete(LOCAL_PATH);
     }
     const v = this.entries.get(LOCAL_PATH) ?? this.entries.get(PATH);
@@ -76,10 +77,10 @@ export class SessionSettings {
 
   /** Records a successful SET / RESET (SET LOCAL: only the search_path, for name resolution). */
   apply(a: SetAnalysis): void {
+    if (this.shared) this.unshare();
     if (a.name === 'search_path') this.applyPath(a);
     if (a.isLocal) return;
     const name = a.name ?? a.action;
-    if (this.shared) this.unshare();
     switch (a.action) {
       case 'set':
       case 'set_current':
