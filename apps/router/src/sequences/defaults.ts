@@ -120,14 +120,18 @@ function fillWith(
   return pending.length === 0 ? finish() : Promise.all(pending).then(finish);
 }
 
-/** A catalog query on a node this session holds no backend of (else home). */
+/**
+ * A catalog query on a node this session holds no backend of and that is not failing over (a
+ * statement for it is held: its definitions must not be asked of it first), else home.
+ */
 async function onSomeNode(
   s: Session,
   sql: string,
   params: readonly string[],
 ): Promise<(string | null)[][]> {
   const snapshot = s.epoch().snapshot;
-  const node = snapshot.nodes.find((n) => !s.held.has(n)) ?? snapshot.home;
+  const node =
+    snapshot.nodes.find((n) => !s.held.has(n) && !snapshot.failingOver.has(n)) ?? snapshot.home;
   const pool = poolFor(s, snapshot, node);
   const backend = await pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough);
   try {
