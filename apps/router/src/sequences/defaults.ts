@@ -16,7 +16,7 @@ import type { Sequences } from './sequences.js';
 import { TABLE_SEQUENCES_SQL, tableInfoOf, type TableInfo } from './columns.js';
 import { NAMED_SEQUENCE_SQL, fillCalls, namedSequenceOf, type Draw, type Lookup } from './calls.js';
 import { applyFill, literalOf, planFill, type FillPlan } from './fill.js';
-import { queryText } from './node-query.js';
+import { queryText } from '../pool/query-text.js';
 import { noteValue } from './session-values.js';
 
 export interface Filled {

@@ -1,18 +1,9 @@
 // What a session's unqualified table names resolve by (routing/names.ts): its search_path now
 // (settings.ts), and what its login taught: the role's and database's default search_path and
 // the home node's relations whose names the catalog also has (global tables that shadow them).
-import {
-  BackendCode,
-  SYNC,
-  Writer,
-  decodeDataRow,
-  decodeErrorResponse,
-  writeBind,
-  writeExecute,
-  writeParse,
-} from '@tessera/pg-wire';
 import type { Snapshot } from '@tessera/keyspace';
-import { BackendError, type Backend } from '../pool/backend.js';
+import type { Backend } from '../pool/backend.js';
+import { queryText } from '../pool/query-text.js';
 import {
   NO_HOME_FACTS,
   homeRelations,
@@ -50,7 +41,7 @@ export async function learnLoginNames(
   timeoutMs: number,
 ): Promise<void> {
   const names = [...new Set(catalog.tables.map((t) => t.name))];
-  const rows = await queryRows(backend, LOGIN_SQL, [arrayLiteral(names)], timeoutMs);
+  const rows = await queryText(backend, LOGIN_SQL, [arrayLiteral(names)], timeoutMs);
   const row = rows[0];
   if (row === undefined) throw new Error('the login name lookup returned no row');
   const defaultPath = parseSearchPath(row[0] ?? '') ?? DEFAULT;
@@ -78,53 +69,4 @@ const DEFAULT = ['$user', 'public'];
 
 function arrayLiteral(items: readonly string[]): string {
   return `{${items.map((t) => `"${t.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
-}
-
-/** Runs `sql` with text parameters on an idle backend (extended protocol); rows as text. */
-function queryRows(
-  backend: Backend,
-  sql: string,
-  params: readonly string[],
-  timeoutMs: number,
-): Promise<(string | null)[][]> {
-  return new Promise((resolve, reject) => {
-    const rows: (string | null)[][] = [];
-    let error: Error | undefined;
-    const timer = setTimeout(() => done(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    const done = (e?: Error): void => {
-      clearTimeout(timer);
-      backend.detach();
-      if (e) reject(e);
-      else resolve(rows);
-    };
-    backend.attach({
-      onReadable: () => {
-        try {
-          for (let f = backend.nextFrame(); f; f = backend.nextFrame()) {
-            switch (f.code) {
-              case BackendCode.DataRow:
-                rows.push(decodeDataRow(f.body).map((c) => (c === null ? null : c.toString())));
-                break;
-              case BackendCode.ErrorResponse:
-                error ??= new BackendError(decodeErrorResponse(f.body));
-                break;
-              case BackendCode.ReadyForQuery:
-                return done(error);
-              default:
-                break;
-            }
-          }
-        } catch (e) {
-          done(e as Error);
-        }
-      },
-      onClosed: (_b, e) => done(e),
-    });
-    const w = new Writer(256);
-    writeParse(w, '', sql);
-    writeBind(w, { params: [...params] });
-    writeExecute(w);
-    w.bytes(SYNC);
-    backend.write(w.flush());
-  });
 }

@@ -1,6 +1,6 @@
 // The router's own catalog questions to a node, outside any client's statement: one extended-
-// protocol query on an idle backend, its rows as text. Not on the statement path's hot side: a
-// table's columns are asked once per table and epoch (columns.ts).
+// protocol query on an idle backend, its rows as text. Not on the statement path's hot side:
+// asked once per login (session/names.ts) or once per table and epoch (sequences/columns.ts).
 import {
   BackendCode,
   SYNC,
@@ -11,7 +11,7 @@ import {
   writeExecute,
   writeParse,
 } from '@tessera/pg-wire';
-import { BackendError, type Backend } from '../pool/backend.js';
+import { BackendError, type Backend } from './backend.js';
 
 /** Text of each column of each row (null for NULL). Rejects with the node's error. */
 export function queryText(
