@@ -3,20 +3,10 @@
 // NOLOGIN applies within seconds while a login storm costs the home node one query per role.
 // The router never sees or stores a client's password, only what Postgres itself stores.
 import { createHash } from 'node:crypto';
-import {
-  BackendCode,
-  SYNC,
-  Writer,
-  decodeDataRow,
-  decodeErrorResponse,
-  parseScramVerifier,
-  writeBind,
-  writeExecute,
-  writeParse,
-  type ScramVerifier,
-} from '@tessera/pg-wire';
+import { parseScramVerifier, type ScramVerifier } from '@tessera/pg-wire';
 import { RouterError, SQLSTATE } from '../errors.js';
-import { BackendError, type Backend } from '../pool/backend.js';
+import type { Backend } from '../pool/backend.js';
+import { queryText } from '../pool/query-text.js';
 import { Pool } from '../pool/pool.js';
 import type { Snapshot } from '@tessera/keyspace';
 
@@ -182,54 +172,15 @@ function lookupFailed(cause: unknown): RouterError {
 }
 
 /** Runs LOOKUP_SQL for `role` on an idle backend with the extended protocol (no quoting). */
-function queryRole(backend: Backend, role: string, timeoutMs: number): Promise<RoleRow> {
-  return new Promise((resolve, reject) => {
-    let row: (string | undefined)[] | undefined;
-    let error: Error | undefined;
-    const timer = setTimeout(() => done(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    const done = (e?: Error): void => {
-      clearTimeout(timer);
-      backend.detach();
-      if (e) return reject(e);
-      if (!row) return reject(new Error('the role lookup returned no row'));
-      const [password, canLogin, validUntil, systemId] = row;
-      resolve({
-        rolpassword: password,
-        canLogin: canLogin === 't',
-        validUntilS: validUntil === undefined ? undefined : Number(validUntil),
-        systemId: systemId ?? '',
-      });
-    };
-    backend.attach({
-      onReadable: () => {
-        try {
-          for (let f = backend.nextFrame(); f; f = backend.nextFrame()) {
-            switch (f.code) {
-              case BackendCode.DataRow:
-                row = decodeDataRow(f.body).map((c) =>
-                  c === null ? undefined : c.toString('utf8'),
-                );
-                break;
-              case BackendCode.ErrorResponse:
-                error ??= new BackendError(decodeErrorResponse(f.body));
-                break;
-              case BackendCode.ReadyForQuery:
-                return done(error);
-              default:
-                break; // ParseComplete, BindComplete, CommandComplete, notices
-            }
-          }
-        } catch (e) {
-          done(e as Error);
-        }
-      },
-      onClosed: (_b, e) => done(e),
-    });
-    const w = new Writer(512);
-    writeParse(w, '', LOOKUP_SQL);
-    writeBind(w, { params: [role] });
-    writeExecute(w);
-    w.bytes(SYNC);
-    backend.write(w.flush());
-  });
+async function queryRole(backend: Backend, role: string, timeoutMs: number): Promise<RoleRow> {
+  const rows = await queryText(backend, LOOKUP_SQL, [role], timeoutMs);
+  const row = rows[rows.length - 1];
+  if (!row) throw new Error('the role lookup returned no row');
+  const [password, canLogin, validUntil, systemId] = row;
+  return {
+    rolpassword: password ?? undefined,
+    canLogin: canLogin === 't',
+    validUntilS: validUntil === null || validUntil === undefined ? undefined : Number(validUntil),
+    systemId: systemId ?? '',
+  };
 }
