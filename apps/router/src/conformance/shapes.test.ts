@@ -100,25 +100,8 @@ interface Case {
   readonly simple?: boolean;
 }
 
-async function run(client: pg.Client, k: Case, extended: boolean): Promise<Outcome> {
-  if (k.params === undefined) return runQuery(client, k.sql, extended);
-  try {
-    const res = await client.query({
-      text: k.sql,
-      values: [...k.params],
-      rowMode: 'array',
-      types: { getTypeParser: () => (v: string) => v },
-    });
-    return {
-      kind: 'rows',
-      names: res.fields.map((f) => f.name),
-      types: res.fields.map((f) => f.dataTypeID),
-      rows: res.rows as (string | null)[][],
-    };
-  } catch (e) {
-    const err = e as { code?: string; message?: string };
-    return { kind: 'error', code: err.code ?? '?', message: err.message ?? String(e) };
-  }
+function run(client: pg.Client, k: Case, extended: boolean): Promise<Outcome> {
+  return runQuery(client, k.sql, extended, k.params);
 }
 
 /** Runs the case on both (simple and extended protocol) and asserts the same answer, not refused. */

@@ -16,12 +16,19 @@ export type Verdict = 'pass' | 'refused' | 'wrong';
 
 const RAW = { getTypeParser: () => (v: string) => v };
 
-export async function runQuery(client: pg.Client, sql: string, extended = false): Promise<Outcome> {
+/** `params`: bound values (the extended protocol, whatever `extended` says). */
+export async function runQuery(
+  client: pg.Client,
+  sql: string,
+  extended = false,
+  params?: readonly unknown[],
+): Promise<Outcome> {
   try {
     const res = await client.query({
       text: sql,
       rowMode: 'array',
       types: RAW,
+      ...(params !== undefined ? { values: [...params] } : {}),
       ...(extended ? { queryMode: 'extended' as const } : {}),
     });
     return {
