@@ -11,6 +11,7 @@ import { KeyType } from '@tessera/proto';
 import { startPostgres, type PgServer } from '@tessera/testkit';
 import { startTestCluster, type TestCluster } from '../testing/cluster.js';
 import { openDriver } from '../testing/drivers.js';
+import { PYTHON, skipWithoutPython } from '../testing/python.js';
 
 const run = promisify(execFile);
 const PROGRAM = fileURLToPath(new URL('./describe.py', import.meta.url));
@@ -52,20 +53,22 @@ after(async () => {
 const plainUrl = (): string => `postgres://postgres@127.0.0.1:${plain.port}/postgres`;
 
 describe('Describe of statements on several nodes', () => {
-  test('asyncpg prepares them with the parameters and columns Postgres gives', async () => {
-    const out = async (url: string): Promise<string[]> =>
-      (await run('/usr/bin/python3', [PROGRAM, url], { timeout: 120_000 })).stdout
-        .trim()
-        .split('\n');
-    const want = await out(plainUrl());
-    const got = await out(c.url());
-    assert.equal(got.length, want.length, got.join('\n'));
-    for (let i = 0; i < want.length; i++) {
-      // What Describe said (parameter and column types) must be Postgres's, byte for byte.
-      if (want[i]!.includes('"params"')) assert.equal(got[i], want[i], `line ${i}`);
-      // Running it: Postgres's rows, or an honest refusal (several nodes with parameters are
-      // not run by the router yet), never asyncpg's own "expects N arguments".
-      else if (got[i] !== want[i]) assert.match(got[i]!, /"error": "0A000"/, `line ${i}`);
-    }
-  });
+  test(
+    'asyncpg prepares them with the parameters and columns Postgres gives',
+    { skip: skipWithoutPython('asyncpg', 'python3-asyncpg') },
+    async () => {
+      const out = async (url: string): Promise<string[]> =>
+        (await run(PYTHON, [PROGRAM, url], { timeout: 120_000 })).stdout.trim().split('\n');
+      const want = await out(plainUrl());
+      const got = await out(c.url());
+      assert.equal(got.length, want.length, got.join('\n'));
+      for (let i = 0; i < want.length; i++) {
+        // What Describe said (parameter and column types) must be Postgres's, byte for byte.
+        if (want[i]!.includes('"params"')) assert.equal(got[i], want[i], `line ${i}`);
+        // Running it: Postgres's rows, or an honest refusal (several nodes with parameters are
+        // not run by the router yet), never asyncpg's own "expects N arguments".
+        else if (got[i] !== want[i]) assert.match(got[i]!, /"error": "0A000"/, `line ${i}`);
+      }
+    },
+  );
 });

@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import postgres from 'postgres';
+import { PYTHON } from '../testing/python.js';
 
 const run = promisify(execFile);
 
@@ -34,7 +35,7 @@ print(json.dumps(out))
 `;
 
 export async function viaPsycopg(url: string): Promise<Seen> {
-  const { stdout } = await run('/usr/bin/python3', ['-c', PY_PROGRAM, url], { timeout: 60_000 });
+  const { stdout } = await run(PYTHON, ['-c', PY_PROGRAM, url], { timeout: 60_000 });
   return JSON.parse(stdout) as Seen;
 }
 

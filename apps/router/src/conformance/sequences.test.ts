@@ -9,6 +9,7 @@ import pg from 'pg';
 import { startPostgres, type PgServer } from '@tessera/testkit';
 import { DEFAULT_KEYSPACES, startTestCluster, type TestCluster } from '../testing/cluster.js';
 import { viaNodePg, viaPostgresJs, viaPsycopg, type Seen } from './sequences-drivers.js';
+import { skipWithoutPython } from '../testing/python.js';
 
 const SCHEMA = [
   // A non-key serial column (the key is acct_id).
@@ -155,23 +156,27 @@ describe('cluster-wide serial values', () => {
 });
 
 describe('serial, identity and uuid keys through three drivers', () => {
-  const drivers: [string, (url: string) => Promise<Seen>][] = [
-    ['node-postgres', (url) => viaNodePg(url, 'np')],
-    ['postgres.js', viaPostgresJs],
-    ['psycopg 3', viaPsycopg],
+  const drivers: [string, (url: string) => Promise<Seen>, string | false][] = [
+    ['node-postgres', (url) => viaNodePg(url, 'np'), false],
+    ['postgres.js', viaPostgresJs, false],
+    ['psycopg 3', viaPsycopg, skipWithoutPython('psycopg', 'python3-psycopg')],
   ];
-  for (const [name, drive] of drivers) {
-    test(`${name}: each row is found again by the key it returned, as on Postgres`, async () => {
-      const [routed, direct] = await Promise.all([drive(c.url()), drive(plain.url())]);
-      assert.deepEqual(routed.rows, direct.rows);
-      assert.deepEqual(routed.found, direct.found);
-      // Every value found by its own key: one row each, the one just inserted.
-      assert.deepEqual(
-        routed.found,
-        routed.rows.slice(0, routed.found.length).map((r) => [r[0]]),
-      );
-      assertUnique(routed.keys, `${name} keys`);
-    });
+  for (const [name, drive, skip] of drivers) {
+    test(
+      `${name}: each row is found again by the key it returned, as on Postgres`,
+      { skip },
+      async () => {
+        const [routed, direct] = await Promise.all([drive(c.url()), drive(plain.url())]);
+        assert.deepEqual(routed.rows, direct.rows);
+        assert.deepEqual(routed.found, direct.found);
+        // Every value found by its own key: one row each, the one just inserted.
+        assert.deepEqual(
+          routed.found,
+          routed.rows.slice(0, routed.found.length).map((r) => [r[0]]),
+        );
+        assertUnique(routed.keys, `${name} keys`);
+      },
+    );
   }
 });
 

@@ -14,6 +14,11 @@ import { currval, hasLastval, lastval, noteValue } from './session-values.js';
 /** Whether the text may call a sequence function (cheap test before any tokenising). */
 const MAY_CALL = /(?:nextval|currval|lastval|setval)\s*\(/i;
 
+/** False when the SELECT's text cannot call a sequence function (the common case: no work). */
+export function mayCallSequence(sql: string): boolean {
+  return MAY_CALL.test(sql);
+}
+
 /**
  * A sequence by name as a node resolves it ($1: the name as written): its parameters and the
  * table owning it, if any.
@@ -75,7 +80,7 @@ export function fillCalls(
   /** A bind parameter's text (undefined: not known; null: SQL NULL). */
   param: (index: number) => string | null | undefined = () => undefined,
 ): string | undefined | Promise<string | undefined> {
-  if (a.kind !== 'select' || !MAY_CALL.test(a.sql)) return undefined;
+  if (a.kind !== 'select' || !mayCallSequence(a.sql)) return undefined;
   const calls = sequenceCallSelect((a as SelectAnalysis).sql);
   if (calls === undefined) return undefined;
   const defs = calls.map((c) => {

@@ -14,7 +14,14 @@ import type { Session } from '../session/session.js';
 import type { SequenceDef } from './blocks.js';
 import type { Sequences } from './sequences.js';
 import { TABLE_SEQUENCES_SQL, tableInfoOf, type TableInfo } from './columns.js';
-import { NAMED_SEQUENCE_SQL, fillCalls, namedSequenceOf, type Draw, type Lookup } from './calls.js';
+import {
+  NAMED_SEQUENCE_SQL,
+  fillCalls,
+  mayCallSequence,
+  namedSequenceOf,
+  type Draw,
+  type Lookup,
+} from './calls.js';
 import { applyFill, literalOf, planFill, type FillPlan } from './fill.js';
 import { queryText } from '../pool/query-text.js';
 import { noteValue } from './session-values.js';
@@ -42,7 +49,7 @@ export function fillDefaults(
     forgetDefinitions(seqs);
     return undefined;
   }
-  if (a.kind !== 'insert' && a.kind !== 'select') return undefined;
+  if (a.kind !== 'insert' && (a.kind !== 'select' || !mayCallSequence(a.sql))) return undefined;
   const snapshot = s.services.catalog();
   if (snapshot === undefined) return undefined;
   if (a.kind === 'select') return selectCalls(s, seqs, a, snapshot, param);

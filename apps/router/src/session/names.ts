@@ -21,7 +21,14 @@ interface LoginNames {
 }
 
 const logins = new WeakMap<Session, LoginNames>();
-const contexts = new WeakMap<Session, NameContext>();
+/** A session's last context and what it was made from (compared by identity first). */
+interface Made {
+  readonly path: readonly string[];
+  readonly user: string;
+  readonly home: HomeRelations;
+  readonly ctx: NameContext;
+}
+const contexts = new WeakMap<Session, Made>();
 
 /**
  * The default search_path (pg_settings.reset_val: postgresql.conf, then ALTER DATABASE/ROLE ...
@@ -59,9 +66,12 @@ export function sessionNames(s: Session): NameContext {
   const path = s.settings.searchPath(s.inTransaction()) ?? login?.defaultPath ?? DEFAULT;
   const home = login?.home ?? NO_HOME_FACTS;
   const hit = contexts.get(s);
-  const ctx = nameContext(path, s.user, home);
-  if (hit !== undefined && hit.key === ctx.key) return hit;
-  contexts.set(s, ctx);
+  // The same objects as last time (settings memoize the parsed path): nothing to build.
+  if (hit !== undefined && hit.path === path && hit.user === s.user && hit.home === home)
+    return hit.ctx;
+  const made = nameContext(path, s.user, home);
+  const ctx = hit !== undefined && hit.ctx.key === made.key ? hit.ctx : made;
+  contexts.set(s, { path, user: s.user, home, ctx });
   return ctx;
 }
 

@@ -29,6 +29,9 @@ export class SessionSettings {
    */
   private shared = false;
   private script: string | undefined;
+  /** The last search_path value searchPath() parsed, and what it gave: asked every statement. */
+  private pathText: string | undefined;
+  private pathParsed: readonly string[] | undefined;
 
   /** Startup parameters become settings (`options` with -c name=value pairs too). */
   fromStartup(params: ReadonlyMap<string, string>): void {
@@ -71,8 +74,12 @@ export class SessionSettings {
     }
     const v = this.entries.get(LOCAL_PATH) ?? this.entries.get(PATH);
     if (v === undefined) return undefined;
-    const parsed = JSON.parse(v) as string[] | typeof DEFAULT_PATH;
-    return parsed === DEFAULT_PATH ? undefined : parsed;
+    if (v !== this.pathText) {
+      const parsed = JSON.parse(v) as string[] | typeof DEFAULT_PATH;
+      this.pathText = v;
+      this.pathParsed = parsed === DEFAULT_PATH ? undefined : parsed;
+    }
+    return this.pathParsed;
   }
 
   /** Records a successful SET / RESET (SET LOCAL: only the search_path, for name resolution). */
