@@ -28,9 +28,12 @@ export interface DirectiveSink {
   push(d: AgentDirective): void;
   readonly closed: boolean;
   close(): void;
+  /** Ends the stream with `err` (its agent reconnects where the error points). */
+  dismiss(err: Error): void;
 }
 
 interface Pending {
+  sink: DirectiveSink;
   resolve(r: DirectiveResult): void;
   reject(e: Error): void;
   timer: NodeJS.Timeout;
@@ -111,6 +114,7 @@ export class AgentReports {
     timeoutMs: number,
   ): Promise<DirectiveResult> {
     const id = this.nextId++;
+    const sink = this.sinks.get(`${node}\0${address}`);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
@@ -120,8 +124,8 @@ export class AgentReports {
           ),
         );
       }, timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      if (!this.send(node, address, { ...d, id })) {
+      if (sink) this.pending.set(id, { sink, resolve, reject, timer });
+      if (!sink || !this.send(node, address, { ...d, id })) {
         clearTimeout(timer);
         this.pending.delete(id);
         reject(new Error(`the agent of ${address} is not connected to this coordinator`));
@@ -138,6 +142,25 @@ export class AgentReports {
   closeAll(): void {
     for (const s of this.sinks.values()) s.close();
     this.sinks.clear();
+  }
+
+  /**
+   * Another coordinator is active: every stream ends with `err` (which names it, so the agents
+   * reconnect there), and directives still waiting on those streams are rejected, since their
+   * outcome would come back to a coordinator that no longer listens.
+   */
+  dismissAll(err: Error): void {
+    const sinks = new Set(this.sinks.values());
+    for (const s of sinks) s.dismiss(err);
+    this.sinks.clear();
+    for (const [id, p] of this.pending) {
+      if (!sinks.has(p.sink)) continue;
+      this.pending.delete(id);
+      clearTimeout(p.timer);
+      p.reject(
+        new Error(`the agent's stream was handed over to another coordinator: ${err.message}`),
+      );
+    }
   }
 }
 

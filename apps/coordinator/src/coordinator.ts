@@ -48,7 +48,7 @@ import {
 } from './config.js';
 import { ConfigError, unavailable } from './errors.js';
 import { adminService } from './grpc/admin-service.js';
-import { agentService } from './grpc/agent-service.js';
+import { agentService, handedOver } from './grpc/agent-service.js';
 import { authorizer } from './grpc/auth.js';
 import { catalogService } from './grpc/catalog-service.js';
 import type { ActiveTerm, ServiceDeps } from './grpc/deps.js';
@@ -350,8 +350,12 @@ export async function startCoordinator(
           () => undefined,
         );
       }
-      const got = await lock.acquire(stopping.signal, () =>
-        log.info({ role: 'standby', ...where }, 'coordinator is a standby'),
+      const got = await lock.acquire(
+        stopping.signal,
+        () => log.info({ role: 'standby', ...where }, 'coordinator is a standby'),
+        // The catalog may still name this coordinator for a moment: then no hint, the agents
+        // go on to the next address of their list.
+        (active) => engine.endInterim(handedOver(active === advertised ? undefined : active)),
       );
       if (!got) break;
       await runTerm();

@@ -36,6 +36,8 @@ export interface FailoverCluster {
   node(name: NodeName): Node | undefined;
   /** Every Postgres instance by address. */
   servers: Map<string, PgServer>;
+  /** A node's instances, the one the catalog names as its primary first. */
+  instances(name: NodeName): PgServer[];
   detail: string;
   stop(): Promise<void>;
 }
@@ -131,8 +133,10 @@ export async function startFailoverCluster(log: (l: string) => void): Promise<Fa
       });
     }
     const servers = new Map<string, PgServer>();
+    const byNode = new Map<NodeName, PgServer[]>();
     for (const [i, name] of NODES.entries())
       for (const s of sets[i]!.all()) {
+        byNode.set(name, [...(byNode.get(name) ?? []), s]);
         servers.set(addressOf(s), s);
         procs.push(
           startProcess(
@@ -184,6 +188,12 @@ export async function startFailoverCluster(log: (l: string) => void): Promise<Fa
       current: () => current,
       node: (name) => current?.nodes.find((n) => n.name === name),
       servers,
+      instances: (name) => {
+        const n = current?.nodes.find((x) => x.name === name);
+        const all = byNode.get(name) ?? [];
+        const named = n ? all.filter((s) => addressOf(s) === addressOf(n)) : [];
+        return [...named, ...all.filter((s) => !named.includes(s))];
+      },
       detail: `2 coordinators (${coordinatorEntry.describe}), 4 agents (${agentEntry.describe}, default timings), writers straight to the primaries`,
       stop: async () => {
         watch.abort();

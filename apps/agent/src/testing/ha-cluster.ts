@@ -83,6 +83,8 @@ export interface HaOptions {
   processCoordinators?: boolean;
   /** The home node (which holds the catalog) has a synchronous replica too, with agents. */
   homeReplica?: boolean;
+  /** standbyPollMs of the i-th coordinator started (default 200 each). */
+  coordinatorPollMs?: readonly number[];
 }
 
 /** A coordinator: in this process, or a real `tessera-coordinator` process. */
@@ -133,7 +135,7 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
     catalogUrl,
     listen: '127.0.0.1:0',
     metricsPort: 0,
-    standbyPollMs: 200,
+    standbyPollMs: opts.coordinatorPollMs?.[coordinators.length] ?? 200,
     recoveryGraceMs: 5_000,
     leaseMs: opts.leaseMs ?? 3_000,
     leaseMarginMs: opts.leaseMarginMs ?? 500,

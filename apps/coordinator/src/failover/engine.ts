@@ -87,6 +87,21 @@ export class FailoverEngine {
     if (mode.kind === 'standby') this.opts.agents.closeAll();
   }
 
+  /**
+   * Another coordinator holds the leader lock: an interim ends now, not when it runs out, and the
+   * agents' streams end with `handOver` (naming the active coordinator), so they report there and
+   * it can finish the home node's failover. Waiting out the interim would stall it meanwhile.
+   */
+  endInterim(handOver: Error): void {
+    if (this.mode.kind !== 'interim') return;
+    this.opts.log.warn(
+      { err: handOver.message },
+      'another coordinator holds the leader lock; handing the agents over to it',
+    );
+    this.mode = { kind: 'standby' };
+    this.opts.agents.dismissAll(handOver);
+  }
+
   get modeKind(): EngineMode['kind'] {
     return this.mode.kind;
   }

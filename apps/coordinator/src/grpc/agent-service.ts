@@ -1,7 +1,11 @@
 // AgentService: each agent streams a report every second; the coordinator keeps the latest one
 // per instance, hands it to the failover engine (which answers a primary's report with a lease
 // renewal), and sends the engine's directives back on the same stream. GetHealth shows it all.
+import * as grpc from '@grpc/grpc-js';
 import {
+  ACTIVE_COORDINATOR_KEY,
+  Code,
+  RpcError,
   create,
   AgentStatusSchema,
   type AgentDirective,
@@ -16,6 +20,7 @@ import type { ServiceDeps } from './deps.js';
 class Outbox implements DirectiveSink {
   private readonly queue: AgentDirective[] = [];
   private wake: (() => void) | undefined;
+  private dismissed: Error | undefined;
   closed = false;
 
   push(d: AgentDirective): void {
@@ -29,6 +34,11 @@ class Outbox implements DirectiveSink {
     this.notify();
   }
 
+  dismiss(err: Error): void {
+    this.dismissed ??= err;
+    this.close();
+  }
+
   private notify(): void {
     const w = this.wake;
     this.wake = undefined;
@@ -40,6 +50,7 @@ class Outbox implements DirectiveSink {
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       for (;;) {
+        if (this.dismissed) throw this.dismissed;
         const d = this.queue.shift();
         if (d) {
           yield d;
@@ -54,6 +65,20 @@ class Outbox implements DirectiveSink {
   }
 }
 
+/**
+ * How a stream ends when this coordinator hands its agents over to the active one: UNAVAILABLE
+ * naming it (in the message, and in the metadata clients follow), so the agent reconnects there.
+ */
+export function handedOver(active: string | undefined): RpcError {
+  const md = new grpc.Metadata();
+  if (active !== undefined && active !== '') md.set(ACTIVE_COORDINATOR_KEY, active);
+  return new RpcError(
+    Code.UNAVAILABLE,
+    `this coordinator is a standby now; report to the active coordinator${active ? ` at ${active}` : ''}`,
+    md,
+  );
+}
+
 export function agentService(deps: ServiceDeps): ServiceImpl<typeof AgentService> {
   return {
     async *report(reports, ctx) {
@@ -63,6 +88,7 @@ export function agentService(deps: ServiceDeps): ServiceImpl<typeof AgentService
       const reading = (async () => {
         try {
           for await (const report of reports) {
+            if (outbox.closed) break; // handed over or closed: this coordinator no longer listens
             deps.agents.record(report, outbox);
             deps.engine.onReport(report, outbox);
           }
@@ -77,7 +103,9 @@ export function agentService(deps: ServiceDeps): ServiceImpl<typeof AgentService
         yield* outbox.drain(ctx.signal);
       } finally {
         outbox.close();
-        await reading;
+        // Not awaited: the agent never half-closes its side, so the reading ends only with the
+        // call, which ends only once this returns.
+        void reading;
       }
     },
     async getHealth() {

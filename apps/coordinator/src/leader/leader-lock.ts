@@ -58,9 +58,15 @@ export class LeaderLock {
 
   /**
    * Resolves true once the lock is held; retries every pollMs while another coordinator holds it
-   * or no catalog server is reachable. Resolves false if `signal` aborts first.
+   * or no catalog server is reachable. Resolves false if `signal` aborts first. `onHeldElsewhere`
+   * runs on every poll that finds another coordinator holding the lock (with its address, as far as
+   * the catalog knows it yet).
    */
-  async acquire(signal: AbortSignal, onStandby: () => void): Promise<boolean> {
+  async acquire(
+    signal: AbortSignal,
+    onStandby: () => void,
+    onHeldElsewhere?: (active: string | undefined) => void,
+  ): Promise<boolean> {
     const { log, pollMs } = this.opts;
     let announced = false;
     let lastError = '';
@@ -77,6 +83,7 @@ export class LeaderLock {
           return true;
         }
         await this.readStandbyFacts(client);
+        onHeldElsewhere?.(this.activeAddress);
         if (!announced) {
           announced = true;
           onStandby();
