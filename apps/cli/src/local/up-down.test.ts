@@ -13,23 +13,13 @@ import { hashKeyText } from '@tessera/pg-hash';
 import { main } from '../cli.js';
 import { captureIo } from '../io.js';
 import { layout, readClusterFile, readStateFile, type ClusterFile } from './layout.js';
+import { runCli } from './run-cli.testutil.js';
 import type { ClusterPasswords } from './passwords.js';
 import { isRunning } from './processes.js';
 
 let root: string;
 let dir: string;
-const env = (): Record<string, string | undefined> => {
-  const e: Record<string, string | undefined> = { ...process.env };
-  delete e.TESSERA_COORDINATOR;
-  delete e.TESSERA_HOME;
-  return e;
-};
-
-async function tessera(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io = captureIo(env(), root);
-  const code = await main(argv, io);
-  return { code, out: io.stdout, err: io.stderr };
-}
+const tessera = (...argv: string[]) => runCli(root, ...argv);
 
 before(() => {
   root = mkdtempSync(join(tmpdir(), 'tessera-up-'));
