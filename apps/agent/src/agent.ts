@@ -4,7 +4,7 @@
 // coordinator's word, which knows whether a replica was promoted meanwhile).
 import { parseAddress, type AgentDirective, type DirectiveResult } from '@tessera/proto';
 import { createLogger, createMetrics, startMetricsServer, type Logger } from '@tessera/telemetry';
-import type { AgentConfig } from './config.js';
+import { loginOfUrl, type AgentConfig } from './config.js';
 import { ServerControl } from './control.js';
 import { carryOut, parseAction, type Action, type DirectiveContext } from './directives.js';
 import { readCnpg } from './cnpg.js';
@@ -266,6 +266,7 @@ class Agent {
         binDir: this.config.pgBin,
         log: this.log,
         following: this.config.mode === 'native' ? undefined : this.config.mode,
+        primaryLogin: loginOfUrl(this.config.pgUrl),
       };
       await carryOut(action, d, ctx);
       if (action === 'fence' || action === 'start' || action === 'rejoin') {

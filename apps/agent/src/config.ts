@@ -249,6 +249,13 @@ function validate(raw: RawSettings<ValueKey>, env: NodeJS.ProcessEnv): AgentConf
   };
 }
 
+/** The user and password of a (validated) --pg-url: the agent's login on its node's primary too. */
+export function loginOfUrl(url: string): { user: string; password?: string } {
+  const u = new URL(url);
+  const user = decodeURIComponent(u.username) || 'postgres';
+  return u.password === '' ? { user } : { user, password: decodeURIComponent(u.password) };
+}
+
 function addressOfUrl(url: string): string {
   let parsed: URL;
   try {

@@ -33,6 +33,11 @@ export interface DirectiveContext {
   log: Logger;
   /** The agent follows an HA engine (patroni, cnpg): it never promotes, fences or rejoins. */
   following: string | undefined;
+  /**
+   * Who the agent logs in as on its node's primary (to rewind, copy and stream from it): its own
+   * instance's credentials, since a node's instances share their roles.
+   */
+  primaryLogin?: { user: string; password?: string | undefined } | undefined;
 }
 
 /** A SQL string literal. */
@@ -111,10 +116,17 @@ async function start(ctx: DirectiveContext): Promise<void> {
   ctx.log.info({ pid }, 'server started');
 }
 
-function primaryOf(d: AgentDirective): PrimaryConn {
+function primaryOf(d: AgentDirective, ctx: DirectiveContext): PrimaryConn {
   if (d.primaryHost === '' || d.primaryPort <= 0 || d.applicationName === '')
     throw new Error('the directive names no primary (host, port) and application_name');
-  return { host: d.primaryHost, port: d.primaryPort, applicationName: d.applicationName };
+  const login = ctx.primaryLogin;
+  return {
+    host: d.primaryHost,
+    port: d.primaryPort,
+    applicationName: d.applicationName,
+    ...(login ? { user: login.user } : {}),
+    ...(login?.password !== undefined ? { password: login.password } : {}),
+  };
 }
 
 /**
@@ -124,7 +136,7 @@ function primaryOf(d: AgentDirective): PrimaryConn {
  */
 async function rejoin(d: AgentDirective, ctx: DirectiveContext): Promise<void> {
   const control = needControl(ctx, 'rejoin');
-  const primary = primaryOf(d);
+  const primary = primaryOf(d, ctx);
   await control.kill();
   ctx.prober.drop();
   // pg_rewind (15) takes the source's timeline from its control file, which a promoted server
@@ -221,7 +233,7 @@ async function waitStreaming(
 
 /** A standby re-pointed at a new primary (primary_conninfo reloads without a restart). */
 async function follow(d: AgentDirective, ctx: DirectiveContext): Promise<void> {
-  const primary = primaryOf(d);
+  const primary = primaryOf(d, ctx);
   await ctx.prober.withConnection(async (c) => {
     if (!(await inRecovery(c))) throw new Error('this instance is a primary, not a standby');
     await c.query(`alter system set primary_conninfo = ${literal(conninfo(primary))}`);

@@ -50,12 +50,23 @@ export function standbyName(node: string, host: string, port: number): string {
     .slice(0, 63);
 }
 
-async function tool(binDir: string, name: string, args: string[], timeoutMs: number) {
+async function tool(
+  binDir: string,
+  name: string,
+  args: string[],
+  timeoutMs: number,
+  password: string | undefined,
+) {
   const user = serverOsUser();
+  // The password goes in the tool's environment, not its argv (which every local user may read
+  // with ps); -R still writes it into primary_conninfo, where the standby needs it.
+  const env: NodeJS.ProcessEnv = { ...process.env, PGCONNECT_TIMEOUT: '10' };
+  if (password !== undefined) env['PGPASSWORD'] = password;
+  else delete env['PGPASSWORD'];
   try {
     return await run(join(binDir, name), args, {
       timeout: timeoutMs,
-      env: { ...process.env, PGCONNECT_TIMEOUT: '10' },
+      env,
       ...(user ?? {}),
     });
   } catch (e) {
@@ -64,6 +75,11 @@ async function tool(binDir: string, name: string, args: string[], timeoutMs: num
       `${name} failed: ${(err.stderr ?? '').trim() || err.message}`.slice(0, 2000),
     );
   }
+}
+
+function withoutPassword(c: PrimaryConn): PrimaryConn {
+  const { password: _password, ...rest } = c;
+  return rest;
 }
 
 export interface BaseBackupOptions {
@@ -85,8 +101,9 @@ export async function baseBackup(
   await tool(
     binDir,
     'pg_basebackup',
-    ['-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '-d', conninfo(primary)],
+    ['-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '-d', conninfo(withoutPassword(primary))],
     opts.timeoutMs ?? 600_000,
+    primary.password,
   );
 }
 
@@ -105,8 +122,15 @@ export async function rewind(
   const { stdout, stderr } = await tool(
     binDir,
     'pg_rewind',
-    ['-D', dataDir, '-R', '--source-server', conninfo(primary, { dbname: 'postgres' })],
+    [
+      '-D',
+      dataDir,
+      '-R',
+      '--source-server',
+      conninfo(withoutPassword(primary), { dbname: 'postgres' }),
+    ],
     opts.timeoutMs ?? 600_000,
+    primary.password,
   );
   return `${stdout}${stderr}`.trim();
 }

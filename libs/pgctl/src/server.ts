@@ -4,12 +4,16 @@ import {
   chownSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   openSync,
   closeSync,
   readFileSync,
   appendFileSync,
   cpSync,
+  rmSync,
+  writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findPgBinDir, serverOsUser, type OsUser } from './binaries.js';
@@ -54,6 +58,11 @@ export interface InitOptions {
   binDir?: string;
   /** Settings written into postgresql.conf, on top of NODE_SETTINGS. */
   settings?: Record<string, string>;
+  /**
+   * The `postgres` superuser's password: TCP logins (all users, replication too) then need
+   * scram-sha-256, local socket logins stay trust. Without it every login is trust.
+   */
+  superuserPassword?: string;
 }
 
 function chownTree(path: string, user: OsUser | undefined): void {
@@ -67,21 +76,50 @@ export function initDataDir(dataDir: string, opts: InitOptions = {}): void {
   const user = serverOsUser();
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   if (user) chownSync(dataDir, user.uid, user.gid);
-  execFileSync(
-    join(binDir, 'initdb'),
-    [
-      '-D',
-      dataDir,
-      '-U',
-      'postgres',
-      '--auth=trust',
-      '--encoding=UTF8',
-      '--locale=C.UTF-8',
-      '--no-instructions',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], ...(user ?? {}) },
-  );
+  const pwDir =
+    opts.superuserPassword === undefined ? undefined : mkdtempSync(join(tmpdir(), 'tessera-pw-'));
+  try {
+    const auth = ['--auth=trust'];
+    if (pwDir !== undefined && opts.superuserPassword !== undefined) {
+      // initdb reads the password from a file (never argv); the server's OS user must read it.
+      const pwFile = join(pwDir, 'pw');
+      writeFileSync(pwFile, `${opts.superuserPassword}\n`, { mode: 0o600 });
+      if (user) {
+        chownSync(pwDir, user.uid, user.gid);
+        chownSync(pwFile, user.uid, user.gid);
+      }
+      auth.splice(0, 1, '--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${pwFile}`);
+    }
+    execFileSync(
+      join(binDir, 'initdb'),
+      [
+        '-D',
+        dataDir,
+        '-U',
+        'postgres',
+        ...auth,
+        '--encoding=UTF8',
+        '--locale=C.UTF-8',
+        '--no-instructions',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: serverEnv(), ...(user ?? {}) },
+    );
+  } finally {
+    if (pwDir !== undefined) rmSync(pwDir, { recursive: true, force: true });
+  }
   writeSettings(dataDir, { ...NODE_SETTINGS, ...opts.settings });
+}
+
+/**
+ * The environment for a server process (and initdb): ours without libpq's PG* variables and
+ * Tessera's own, since those may carry passwords (PGPASSWORD, TESSERA_NODE_PASSWORD, URLs with
+ * one) that a server has no use for and must not hold.
+ */
+export function serverEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env))
+    if (!k.startsWith('PG') && !k.startsWith('TESSERA_')) out[k] = v;
+  return out;
 }
 
 /** Copies an initialised data directory (much faster than another initdb). */
@@ -171,6 +209,7 @@ export async function startServer(dataDir: string, opts: StartOptions): Promise<
         ];
   const child = spawn(command!, args, {
     stdio: ['ignore', out, out],
+    env: serverEnv(),
     detached: opts.detached ?? false,
     ...(opts.netns === undefined ? (user ?? {}) : {}),
   });

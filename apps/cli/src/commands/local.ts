@@ -12,18 +12,23 @@ export const localCommands: Command[] = [
     path: ['up'],
     summary:
       'start a local cluster (home node, two data nodes, each with a synchronous replica; sample schema)',
-    usage: ['up [--dir DIR] [--foreground] [--no-replicas]'],
+    usage: ['up [--dir DIR] [--foreground] [--no-replicas] [--trust]'],
     description:
       'Initialises three Postgres nodes from the local binaries under DIR on the first run (ports\n' +
       '15432-15434 when free), each with a synchronous streaming replica (pg_basebackup -R, ports\n' +
       '15442-15444), and starts them with two coordinators (active and standby), the router and an\n' +
       'agent per Postgres instance under a supervisor that restarts what dies; a primary that dies\n' +
       'is failed over to its replica. It loads a sample multi-tenant schema into database `app`\n' +
-      '(role app, password app). --no-replicas makes the lighter cluster of the three servers and\n' +
-      'one coordinator. Running it again reuses the data; if the cluster runs, it prints how to connect.',
+      '(role app). --no-replicas makes the lighter cluster of the three servers and one coordinator.\n' +
+      'Passwords by default: the router asks clients for SCRAM-SHA-256 and every node asks TCP logins\n' +
+      'for scram-sha-256; the generated passwords of `postgres` and `app` are kept in\n' +
+      'DIR/passwords.json (mode 0600) and printed with the connection line. --trust makes a cluster\n' +
+      'that asks no one for a password (any local user gets in, as superuser too). Running it again\n' +
+      'reuses the data and the passwords; if the cluster runs, it prints how to connect.',
     examples: [
       'tessera up',
       'tessera up --no-replicas',
+      'tessera up --trust --dir /tmp/tessera-trust',
       'tessera up --dir /tmp/tessera',
       'npm start',
     ],
@@ -37,6 +42,10 @@ export const localCommands: Command[] = [
         type: 'boolean',
         description: 'no replicas and one coordinator (a new cluster only)',
       },
+      trust: {
+        type: 'boolean',
+        description: 'no passwords: the router and nodes trust every login (a new cluster only)',
+      },
     },
     positionals: { min: 0, max: 0 },
     usesCoordinator: false,
@@ -45,6 +54,7 @@ export const localCommands: Command[] = [
         dir: resolveDir(stringFlag(args, 'dir'), io.env, io.cwd),
         foreground: boolFlag(args, 'foreground'),
         noReplicas: boolFlag(args, 'no-replicas'),
+        trust: boolFlag(args, 'trust'),
         io,
       }),
   },

@@ -2,12 +2,16 @@
 // tables in the catalog, then create role, database and tables on the nodes where each table's
 // kind says (sharded tables fenced by `tessera_owns`), and load a little data on the right nodes.
 // Every step checks before it acts, so a bootstrap that was interrupted can simply run again.
+// With passwords, every node gets the same SCRAM verifier for `app` and `postgres`: the router
+// logs in to the nodes with the client's own key (SCRAM pass-through), which needs that.
 import type pg from 'pg';
+import { createScramVerifier } from '@tessera/pg-wire';
 import { NodeRole, keyTypeName, parseKeyType, type Catalog, type Range } from '@tessera/proto';
 import { fenceCheckSql } from '@tessera/keyspace';
 import { hashKeyText } from '@tessera/pg-hash';
 import type { Coordinator } from '../coordinator.js';
 import { LOCAL_NODES, type ClusterFile, type LocalNodeName } from './layout.js';
+import type { ClusterPasswords } from './passwords.js';
 import { withNode } from './postgres-nodes.js';
 import {
   APP_DATABASE,
@@ -27,19 +31,58 @@ export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
+/** How the nodes are logged in to, and what `app`'s password becomes on them. */
+interface NodeLogins {
+  /** The superuser's password; undefined on a trust cluster. */
+  superuser: string | undefined;
+  /** What CREATE/ALTER ROLE app PASSWORD is given: a SCRAM verifier, or 'app' on a trust cluster. */
+  appPassword: string;
+}
+
 export async function bootstrap(
   coord: Coordinator,
   cluster: ClusterFile,
+  passwords: ClusterPasswords | undefined,
   log: (m: string) => void,
 ): Promise<void> {
   await registerNodes(coord, cluster);
   await declareSample(coord);
   const catalog = await coord.catalog.getCatalog({});
-  for (const n of LOCAL_NODES) await createOnNode(n.name, cluster.nodePorts[n.name], catalog);
+  // One verifier (one salt) for every node, made here: the password never reaches a server.
+  const logins: NodeLogins = {
+    superuser: passwords?.postgres,
+    appPassword: passwords ? createScramVerifier(passwords.app) : APP_PASSWORD,
+  };
+  if (passwords) await alignSuperuserVerifier(cluster, logins);
+  for (const n of LOCAL_NODES)
+    await createOnNode(n.name, cluster.nodePorts[n.name], catalog, logins);
   log('sample schema created in database app on every node');
-  const loaded = await loadSampleData(cluster, catalog);
+  const loaded = await loadSampleData(cluster, catalog, logins);
   if (loaded) log('sample data loaded');
 }
+
+/**
+ * Gives every node the home node's `postgres` verifier. Nodes made together are copies of one
+ * initdb and agree already; one made again later (its directory was lost) got its own salt.
+ */
+async function alignSuperuserVerifier(cluster: ClusterFile, logins: NodeLogins): Promise<void> {
+  const verifierSql = "select rolpassword from pg_authid where rolname = 'postgres'";
+  const home = await withNode(cluster.nodePorts.home, 'postgres', logins.superuser, (c) =>
+    c.query<{ rolpassword: string | null }>(verifierSql),
+  );
+  const verifier = home.rows[0]?.rolpassword;
+  if (!verifier) return;
+  for (const n of LOCAL_NODES) {
+    if (n.name === 'home') continue;
+    await withNode(cluster.nodePorts[n.name], 'postgres', logins.superuser, async (c) => {
+      const { rows } = await c.query<{ rolpassword: string | null }>(verifierSql);
+      if (rows[0]?.rolpassword !== verifier)
+        await c.query(`alter role postgres password ${literal(verifier)}`);
+    });
+  }
+}
+
+const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;
 
 async function registerNodes(coord: Coordinator, cluster: ClusterFile): Promise<void> {
   const catalog = await coord.catalog.getCatalog({});
@@ -103,15 +146,24 @@ export function fenceExpression(
   return fenceCheckSql(quoteIdent(keyColumn), keyTypeName(ks.keyType), ks.seed, owned);
 }
 
-async function createOnNode(node: LocalNodeName, port: number, catalog: Catalog): Promise<void> {
-  await withNode(port, 'postgres', async (c) => {
+async function createOnNode(
+  node: LocalNodeName,
+  port: number,
+  catalog: Catalog,
+  logins: NodeLogins,
+): Promise<void> {
+  await withNode(port, 'postgres', logins.superuser, async (c) => {
     const role = await c.query('select 1 from pg_roles where rolname = $1', [APP_ROLE]);
-    if (role.rowCount === 0)
-      await c.query(`create role ${APP_ROLE} login password '${APP_PASSWORD}'`);
+    const password = literal(logins.appPassword);
+    await c.query(
+      role.rowCount === 0
+        ? `create role ${APP_ROLE} login password ${password}`
+        : `alter role ${APP_ROLE} password ${password}`,
+    );
     const db = await c.query('select 1 from pg_database where datname = $1', [APP_DATABASE]);
     if (db.rowCount === 0) await c.query(`create database ${APP_DATABASE} owner ${APP_ROLE}`);
   });
-  await withNode(port, APP_DATABASE, async (c) => {
+  await withNode(port, APP_DATABASE, logins.superuser, async (c) => {
     await c.query('begin');
     for (const t of SAMPLE_TABLES) {
       if (!livesOn(t, node)) continue;
@@ -147,7 +199,11 @@ export function ownerOf(
  * Puts each sample row on the node that owns its key. Returns false (and loads nothing) when an
  * owner is not one of the local nodes, since a row in the wrong place is worse than none.
  */
-async function loadSampleData(cluster: ClusterFile, catalog: Catalog): Promise<boolean> {
+async function loadSampleData(
+  cluster: ClusterFile,
+  catalog: Catalog,
+  logins: NodeLogins,
+): Promise<boolean> {
   const seedOf = (name: string) => catalog.keyspaces.find((k) => k.name === name)?.seed ?? 0n;
   const portOf = (owner: string | undefined): number | undefined =>
     owner !== undefined && Object.hasOwn(cluster.nodePorts, owner)
@@ -211,7 +267,7 @@ async function loadSampleData(cluster: ClusterFile, catalog: Catalog): Promise<b
     );
   }
   for (const [port, statements] of sql) {
-    await withNode(port, APP_DATABASE, async (c) => {
+    await withNode(port, APP_DATABASE, logins.superuser, async (c) => {
       for (const s of statements) await s(c);
     });
   }

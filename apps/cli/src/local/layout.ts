@@ -1,6 +1,6 @@
-// Where the local cluster (`tessera up`) keeps things under its directory D, and the two small
-// JSON files that remember it: cluster.json (ports, chosen once, so every `up` reuses them) and
-// state.json (what the supervisor is running right now).
+// Where the local cluster (`tessera up`) keeps things under its directory D, and the small JSON
+// files that remember it: cluster.json (ports, chosen once, so every `up` reuses them), state.json
+// (what the supervisor is running right now) and passwords.json (passwords.ts).
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 
@@ -50,6 +50,7 @@ export interface Layout {
   logsDir: string;
   clusterFile: string;
   stateFile: string;
+  passwordsFile: string;
   pidFile: string;
   nodeDataDir(name: string): string;
   logFile(service: string): string;
@@ -72,6 +73,7 @@ export function layout(dir: string): Layout {
     logsDir: join(dir, 'logs'),
     clusterFile: join(dir, 'cluster.json'),
     stateFile: join(dir, 'state.json'),
+    passwordsFile: join(dir, 'passwords.json'),
     pidFile: join(dir, 'supervisor.pid'),
     nodeDataDir: (name) => join(dir, 'nodes', name),
     logFile: (service) => join(dir, 'logs', `${service}.log`),
@@ -94,6 +96,11 @@ export interface ClusterFile {
   replicas?: boolean;
   /** The replicas' ports, by node. */
   replicaPorts?: Record<LocalNodeName, number>;
+  /**
+   * How logins are checked: `scram` (router and nodes ask for passwords, D/passwords.json), or
+   * `trust` (none; `up --trust`, and files from before passwords were the default, which lack it).
+   */
+  auth?: 'scram' | 'trust';
   /** The second (standby) coordinator. */
   standbyCoordinatorPort?: number;
   standbyCoordinatorMetricsPort?: number;

@@ -60,7 +60,12 @@ const hasData = (dataDir: string): boolean => existsSync(join(dataDir, 'PG_VERSI
  * are copies of it made before it ever starts (a copy is much faster than another initdb).
  * Returns the names of the nodes it created.
  */
-export function initNodes(l: Layout, binDir: string, replicated = false): string[] {
+export function initNodes(
+  l: Layout,
+  binDir: string,
+  replicated = false,
+  superuserPassword?: string,
+): string[] {
   mkdirSync(l.nodesDir, { recursive: true, mode: 0o755 });
   const missing = LOCAL_NODES.filter((n) => !hasData(l.nodeDataDir(n.name)));
   let template: string | undefined;
@@ -71,9 +76,13 @@ export function initNodes(l: Layout, binDir: string, replicated = false): string
     if (template) cloneDataDir(template, dataDir);
     else {
       // With replicas: what streaming, pg_rewind and quick promotions need (copied by base backups).
+      // With a password: TCP logins need scram-sha-256 (there are no socket logins: the nodes
+      // listen on 127.0.0.1 only). The copies share the superuser's verifier, as SCRAM
+      // pass-through through the router needs.
       initDataDir(dataDir, {
         binDir,
         ...(replicated ? { settings: { ...STREAMING_SETTINGS } } : {}),
+        ...(superuserPassword !== undefined ? { superuserPassword } : {}),
       });
       template = dataDir;
     }
@@ -91,6 +100,7 @@ export async function createReplica(
   inst: LocalInstance,
   primaryPort: number,
   binDir: string,
+  superuserPassword?: string,
 ): Promise<boolean> {
   const dataDir = l.nodeDataDir(inst.dir);
   if (hasData(dataDir)) return false;
@@ -99,6 +109,7 @@ export async function createReplica(
       host: '127.0.0.1',
       port: primaryPort,
       applicationName: standbyName(inst.node, '127.0.0.1', inst.port),
+      ...(superuserPassword !== undefined ? { password: superuserPassword } : {}),
     },
     dataDir,
     { binDir },
@@ -142,17 +153,20 @@ export async function stopNodes(l: Layout): Promise<string[]> {
   return running;
 }
 
-export function superuserUrl(port: number, database = 'postgres'): string {
-  return `postgresql://postgres@127.0.0.1:${port}/${database}`;
+/** The superuser's URL for a node (with its password, if it has one: for a child's environment). */
+export function superuserUrl(port: number, database = 'postgres', password?: string): string {
+  const login = password === undefined ? 'postgres' : `postgres:${encodeURIComponent(password)}`;
+  return `postgresql://${login}@127.0.0.1:${port}/${database}`;
 }
 
-/** Runs `fn` with a superuser connection to one node's database. */
+/** Runs `fn` with a superuser connection to one node's database (no password: a trust cluster). */
 export async function withNode<T>(
   port: number,
   database: string,
+  password: string | undefined,
   fn: (c: pg.Client) => Promise<T>,
 ): Promise<T> {
-  const client = new pg.Client({ connectionString: superuserUrl(port, database) });
+  const client = new pg.Client({ connectionString: superuserUrl(port, database, password) });
   await client.connect();
   try {
     return await fn(client);
@@ -165,11 +179,14 @@ export async function withNode<T>(
  * Creates the coordinator's catalog database on the home node if it is not there yet, on
  * whichever of its servers is the primary (after a failover it is the replica's).
  */
-export async function ensureCatalogDatabase(homePorts: readonly number[]): Promise<void> {
+export async function ensureCatalogDatabase(
+  homePorts: readonly number[],
+  password: string | undefined,
+): Promise<void> {
   let last: unknown;
   for (const port of homePorts) {
     try {
-      const done = await withNode(port, 'postgres', async (c) => {
+      const done = await withNode(port, 'postgres', password, async (c) => {
         const { rows } = await c.query<{ r: boolean }>('select pg_is_in_recovery() as r');
         if (rows[0]?.r) return false;
         const found = await c.query('select 1 from pg_database where datname = $1', [

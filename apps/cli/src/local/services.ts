@@ -1,8 +1,10 @@
 // The Tessera services the local cluster runs besides Postgres: one table entry per service. Two
 // coordinators (active and standby), the router, the mover, and an agent per Postgres instance.
+// Passwords reach them through their environment (flags show in ps), never through a server's.
 import pg from 'pg';
 import { CatalogService, createClient } from '@tessera/proto';
 import { appEntry } from '../paths.js';
+import type { ClusterPasswords } from './passwords.js';
 import { superuserUrl } from './postgres-nodes.js';
 import {
   CATALOG_DATABASE,
@@ -19,12 +21,14 @@ export interface ServiceSpec {
   /** How to run it (node arguments), or undefined when it is not part of this build. */
   entry(): { args: string[] } | undefined;
   args(c: ClusterFile, l: Layout): string[];
+  /** Environment variables on top of the supervisor's: where secrets go. */
+  env?(c: ClusterFile, passwords: ClusterPasswords | undefined): Record<string, string>;
   /** Whether this cluster runs it (default: always). */
   enabled?(c: ClusterFile): boolean;
   /** Ports it listens on, by purpose, for state.json and the printed summary. */
   ports(c: ClusterFile): Record<string, number>;
   /** Resolves true once it serves its clients. */
-  ready(c: ClusterFile): Promise<boolean>;
+  ready(c: ClusterFile, passwords: ClusterPasswords | undefined): Promise<boolean>;
   /** Said by `up` when the service is not part of this build. */
   absentNote: string;
 }
@@ -35,17 +39,28 @@ export const coordinatorListOf = (c: ClusterFile): string =>
   [c.coordinatorPort, ...(c.standbyCoordinatorPort ? [c.standbyCoordinatorPort] : [])]
     .map((p) => `127.0.0.1:${p}`)
     .join(',');
-/** The catalog on the home node: its primary and, with replicas, its replica (it follows failovers). */
-export const catalogUrlOf = (c: ClusterFile): string => {
+/**
+ * The catalog on the home node: its primary and, with replicas, its replica (it follows failovers).
+ * With the superuser's password, which the coordinator also uses on every node for 2PC recovery.
+ */
+export const catalogUrlOf = (c: ClusterFile, password?: string): string => {
   const hosts = localInstances(c)
     .filter((i) => i.node === 'home')
     .map((i) => `127.0.0.1:${i.port}`);
-  return `postgresql://postgres@${hosts.join(',')}/${CATALOG_DATABASE}`;
+  const login = password === undefined ? 'postgres' : `postgres:${encodeURIComponent(password)}`;
+  return `postgresql://${login}@${hosts.join(',')}/${CATALOG_DATABASE}`;
 };
 
-const coordinatorArgs = (c: ClusterFile, port: number, metricsPort: number): string[] => [
-  '--catalog-url',
-  catalogUrlOf(c),
+/** The catalog URL goes in the environment (TESSERA_CATALOG_URL): it may hold the password. */
+const coordinatorEnv = (c: ClusterFile, p: ClusterPasswords | undefined) => ({
+  TESSERA_CATALOG_URL: catalogUrlOf(c, p?.postgres),
+});
+
+/** What the router and the mover log in to the nodes with (unset: a trust cluster). */
+const nodePasswordEnv = (p: ClusterPasswords | undefined): Record<string, string> =>
+  p ? { TESSERA_NODE_PASSWORD: p.postgres } : {};
+
+const coordinatorArgs = (port: number, metricsPort: number): string[] => [
   '--listen',
   `127.0.0.1:${port}`,
   '--metrics-port',
@@ -67,8 +82,6 @@ function agentSpec(node: string, replica: boolean): ServiceSpec {
         coordinatorListOf(c),
         '--node',
         node,
-        '--pg-url',
-        superuserUrl(i.port),
         '--address',
         `127.0.0.1:${i.port}`,
         '--data-dir',
@@ -79,6 +92,8 @@ function agentSpec(node: string, replica: boolean): ServiceSpec {
         '0',
       ];
     },
+    // Its instance's URL (TESSERA_PG_URL) may hold the password: the environment, not argv.
+    env: (c, p) => ({ TESSERA_PG_URL: superuserUrl(instance(c)!.port, 'postgres', p?.postgres) }),
     ports: () => ({}),
     ready: async () => true,
     absentNote: 'the agent is not part of this build: no failover',
@@ -95,7 +110,8 @@ export const SERVICES: readonly ServiceSpec[] = [
   {
     name: 'coordinator',
     entry: () => appEntry('coordinator', 'tessera-coordinator'),
-    args: (c) => coordinatorArgs(c, c.coordinatorPort, c.coordinatorMetricsPort),
+    args: (c) => coordinatorArgs(c.coordinatorPort, c.coordinatorMetricsPort),
+    env: coordinatorEnv,
     ports: (c) => ({ grpc: c.coordinatorPort, metrics: c.coordinatorMetricsPort }),
     ready: (c) => coordinatorAnswers(coordinatorAddressOf(c)),
     absentNote: 'the coordinator is not part of this build',
@@ -106,7 +122,8 @@ export const SERVICES: readonly ServiceSpec[] = [
     entry: () => appEntry('coordinator', 'tessera-coordinator'),
     enabled: (c) => c.standbyCoordinatorPort !== undefined,
     args: (c) =>
-      coordinatorArgs(c, c.standbyCoordinatorPort ?? 0, c.standbyCoordinatorMetricsPort ?? 0),
+      coordinatorArgs(c.standbyCoordinatorPort ?? 0, c.standbyCoordinatorMetricsPort ?? 0),
+    env: coordinatorEnv,
     ports: (c) => ({
       grpc: c.standbyCoordinatorPort ?? 0,
       metrics: c.standbyCoordinatorMetricsPort ?? 0,
@@ -126,10 +143,18 @@ export const SERVICES: readonly ServiceSpec[] = [
       coordinatorListOf(c),
       '--metrics-port',
       String(c.routerMetricsPort),
+      // With passwords, clients log in with SCRAM-SHA-256 against the home node's verifiers.
+      '--auth',
+      c.auth === 'scram' ? 'scram' : 'trust',
     ],
+    // The superuser reads the verifiers on home (--auth-user's default) and is the service login.
+    env: (_c, p) => ({
+      ...nodePasswordEnv(p),
+      ...(p ? { TESSERA_AUTH_PASSWORD: p.postgres } : {}),
+    }),
     ports: (c) => ({ pg: c.routerPort, metrics: c.routerMetricsPort }),
     // Listening is not enough: until its first catalog arrives the router answers 57P03.
-    ready: (c) => routerAnswers(c.routerPort),
+    ready: (c, p) => routerAnswers(c.routerPort, p?.postgres),
     absentNote: 'the router is not part of this build yet: connect to the nodes directly',
   },
   {
@@ -144,6 +169,7 @@ export const SERVICES: readonly ServiceSpec[] = [
       '--mover-id',
       'mover-local',
     ],
+    env: (_c, p) => nodePasswordEnv(p),
     ports: (c) => ({ metrics: c.moverMetricsPort ?? 0 }),
     // It has no clients of its own: running is ready (it waits for the coordinator itself).
     ready: () => Promise.resolve(true),
@@ -167,9 +193,13 @@ export async function coordinatorAnswers(address: string, timeoutMs = 2_000): Pr
 }
 
 /** True when `select 1` through the router succeeds (it has a catalog and reaches home). */
-export async function routerAnswers(port: number, timeoutMs = 2_000): Promise<boolean> {
+export async function routerAnswers(
+  port: number,
+  password: string | undefined,
+  timeoutMs = 2_000,
+): Promise<boolean> {
   const client = new pg.Client({
-    connectionString: superuserUrl(port, 'postgres'),
+    connectionString: superuserUrl(port, 'postgres', password),
     connectionTimeoutMillis: timeoutMs,
   });
   try {

@@ -21,6 +21,7 @@ import {
   startNode,
   stopNodes,
 } from './postgres-nodes.js';
+import { clusterPasswords, type ClusterPasswords } from './passwords.js';
 import { childEnv, isSameProcess, killGroup, recordOf, waitForExit } from './processes.js';
 import { SERVICES, type ServiceSpec } from './services.js';
 
@@ -60,7 +61,7 @@ class ServiceRunner {
     const out = openSync(l.logFile(this.spec.name), 'a');
     const child = spawn(process.execPath, [...this.entryArgs, ...this.spec.args(cluster, l)], {
       cwd: APPS_DIR,
-      env: serviceEnv(l),
+      env: { ...serviceEnv(l), ...this.spec.env?.(cluster, this.sup.passwords) },
       stdio: ['ignore', out, out],
       // Its own process group, so stopping it reaches whatever it spawned, and a Ctrl-C meant for
       // `up --foreground` reaches only the supervisor, which then stops things in order.
@@ -111,13 +112,17 @@ export class Supervisor {
   private readonly nodeRestarting = new Set<string>();
   private readonly nodeRestarts = new Map<string, number>();
   private watchdog: NodeJS.Timeout | undefined;
+  /** Undefined for a trust cluster. Throws CliError when a cluster with passwords lost its file. */
+  readonly passwords: ClusterPasswords | undefined;
 
   constructor(
     readonly layout: Layout,
     readonly cluster: ClusterFile,
     private readonly binDir: string,
     readonly log: Log,
-  ) {}
+  ) {
+    this.passwords = clusterPasswords(layout, cluster);
+  }
 
   /**
    * Starts the nodes' servers, the catalog database, the replicas (made by a base backup the first
@@ -142,13 +147,17 @@ export class Supervisor {
       );
     };
     await Promise.all(instances.filter((i) => !i.replica).map((i) => startOne(i.dir, i.port)));
-    await ensureCatalogDatabase(instances.filter((i) => i.node === 'home').map((i) => i.port));
+    const superuserPassword = this.passwords?.postgres;
+    await ensureCatalogDatabase(
+      instances.filter((i) => i.node === 'home').map((i) => i.port),
+      superuserPassword,
+    );
     await Promise.all(
       instances
         .filter((i) => i.replica)
         .map(async (i) => {
           const primaryPort = this.cluster.nodePorts[i.node];
-          if (await createReplica(this.layout, i, primaryPort, this.binDir))
+          if (await createReplica(this.layout, i, primaryPort, this.binDir, superuserPassword))
             this.log(`made ${i.dir} a streaming replica of ${i.node} (pg_basebackup -R)`);
           await startOne(i.dir, i.port);
         }),

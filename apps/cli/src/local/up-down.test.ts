@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -13,22 +13,13 @@ import { hashKeyText } from '@tessera/pg-hash';
 import { main } from '../cli.js';
 import { captureIo } from '../io.js';
 import { layout, readClusterFile, readStateFile, type ClusterFile } from './layout.js';
+import { runCli } from './run-cli.testutil.js';
+import type { ClusterPasswords } from './passwords.js';
 import { isRunning } from './processes.js';
 
 let root: string;
 let dir: string;
-const env = (): Record<string, string | undefined> => {
-  const e: Record<string, string | undefined> = { ...process.env };
-  delete e.TESSERA_COORDINATOR;
-  delete e.TESSERA_HOME;
-  return e;
-};
-
-async function tessera(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io = captureIo(env(), root);
-  const code = await main(argv, io);
-  return { code, out: io.stdout, err: io.stderr };
-}
+const tessera = (...argv: string[]) => runCli(root, ...argv);
 
 before(() => {
   root = mkdtempSync(join(tmpdir(), 'tessera-up-'));
@@ -64,6 +55,8 @@ interface StatusDoc {
 
 let cluster: ClusterFile;
 let status: StatusDoc;
+/** app's generated password (passwords: up-auth.test.ts). */
+let appPassword: string;
 
 test(
   'up starts three nodes and the coordinator, and loads the sample schema',
@@ -72,7 +65,9 @@ test(
     const r = await tessera('up', '--dir', dir, '--no-replicas');
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /initialised Postgres data directories: home, data1, data2/);
-    assert.match(r.out, /postgresql:\/\/app:app@127\.0\.0\.1:\d+\/app/);
+    appPassword = (JSON.parse(readFileSync(layout(dir).passwordsFile, 'utf8')) as ClusterPasswords)
+      .app;
+    assert.match(r.out, new RegExp(`postgresql://app:${appPassword}@127\\.0\\.0\\.1:\\d+/app`));
     assert.match(
       r.out,
       /coordinator: +127\.0\.0\.1:\d+ \(gRPC\), metrics http:\/\/127\.0\.0\.1:\d+\/metrics/,
@@ -129,7 +124,7 @@ function tenantOwnedBy(owner: string): bigint {
 
 test('the fence takes rows the node owns and refuses the others (23514)', async () => {
   const client = new pg.Client({
-    connectionString: `postgresql://app:app@127.0.0.1:${cluster.nodePorts.data1}/app`,
+    connectionString: `postgresql://app:${appPassword}@127.0.0.1:${cluster.nodePorts.data1}/app`,
   });
   await client.connect();
   try {
@@ -160,7 +155,7 @@ test('the fence takes rows the node owns and refuses the others (23514)', async 
     await client.end();
   }
   const home = new pg.Client({
-    connectionString: `postgresql://app:app@127.0.0.1:${cluster.nodePorts.home}/app`,
+    connectionString: `postgresql://app:${appPassword}@127.0.0.1:${cluster.nodePorts.home}/app`,
   });
   await home.connect();
   try {

@@ -1,32 +1,24 @@
 // `tessera up` with replicas, end to end: every node (home included) gets a synchronous streaming
-// replica and an agent per instance, two coordinators run, and status shows it all. SIGKILL of a
-// data node's primary fails it over to its replica; `down` leaves no process behind.
+// replica and an agent per instance, two coordinators run, and status shows it all. Replicas ask
+// for passwords like their primaries. SIGKILL of a data node's primary fails it over to its
+// replica; `nodes rejoin` brings the old one back with the agent's password; `down` leaves no
+// process behind.
 import { after, before, test } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { stopServer } from '@tessera/pgctl';
-import { main } from '../cli.js';
-import { captureIo } from '../io.js';
-import { layout, readClusterFile, readStateFile, type ClusterFile } from './layout.js';
+import { LOCAL_NODES, layout, readClusterFile, readStateFile, type ClusterFile } from './layout.js';
+import { runCli } from './run-cli.testutil.js';
+import type { ClusterPasswords } from './passwords.js';
 
 let root: string;
 let dir: string;
-const env = (): Record<string, string | undefined> => {
-  const e: Record<string, string | undefined> = { ...process.env };
-  delete e.TESSERA_COORDINATOR;
-  delete e.TESSERA_HOME;
-  return e;
-};
-
-async function tessera(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io = captureIo(env(), root);
-  const code = await main(argv, io);
-  return { code, out: io.stdout, err: io.stderr };
-}
+const tessera = (...argv: string[]) => runCli(root, ...argv);
 
 before(() => {
   root = mkdtempSync(join(tmpdir(), 'tessera-up-replicas-'));
@@ -110,6 +102,29 @@ test(
   },
 );
 
+/** The SQLSTATE a superuser login to `port` with `password` fails with ('' when it succeeds). */
+async function loginError(port: number, password: string): Promise<string> {
+  const c = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password });
+  try {
+    await c.connect();
+    await c.query('select 1');
+    return '';
+  } catch (e) {
+    return (e as { code?: string }).code ?? String(e);
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+test('every replica asks for the password: 28P01 for a wrong one', async () => {
+  const pw = JSON.parse(readFileSync(layout(dir).passwordsFile, 'utf8')) as ClusterPasswords;
+  for (const n of LOCAL_NODES) {
+    const port = cluster.replicaPorts![n.name];
+    assert.equal(await loginError(port, 'wrong'), '28P01', `replica of ${n.name}`);
+    assert.equal(await loginError(port, pw.postgres), '', `replica of ${n.name}`);
+  }
+});
+
 test(
   'SIGKILL of a data primary under tessera up: its replica takes over, the old one is fenced',
   { timeout: 120_000 },
@@ -130,6 +145,16 @@ test(
     );
     assert.equal(n.degraded, true);
     t.diagnostic(`data1 failed over in ${Date.now() - killedAt} ms`);
+  },
+);
+
+test(
+  'nodes rejoin: the agent rewinds the fenced former primary onto the new one, with the password',
+  { timeout: 180_000 },
+  async () => {
+    const r = await tessera('nodes', 'rejoin', 'data1', '--coordinator', coordinators());
+    assert.equal(r.code, 0, `${r.out}${r.err}`);
+    assert.match(r.out, /is a synchronous replica of data1 again/);
   },
 );
 

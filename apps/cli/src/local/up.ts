@@ -18,6 +18,7 @@ import {
   type ClusterFile,
   type Layout,
 } from './layout.js';
+import { authOf, clusterPasswords, ensurePasswords, type ClusterPasswords } from './passwords.js';
 import { choosePort } from './ports.js';
 import { checkServerUserCanReach, initNodes } from './postgres-nodes.js';
 import { childEnv, isRunning, liveSupervisorPid } from './processes.js';
@@ -44,6 +45,8 @@ export interface UpOptions {
   io: Io;
   /** The lighter cluster: one server per node, no replicas, one coordinator (first up only). */
   noReplicas?: boolean;
+  /** No passwords anywhere, as before they were the default (first up only). */
+  trust?: boolean;
   /** How long to wait for the services to answer. */
   readyTimeoutMs?: number;
 }
@@ -61,8 +64,9 @@ export async function up(opts: UpOptions): Promise<number> {
       throw new CliError(
         `a supervisor (pid ${running}) runs for ${l.dir} but ${l.clusterFile} is missing; run \`tessera down\` first`,
       );
-    await becomeReady(l, cluster, running, io, timeoutMs);
-    io.out(`Tessera is already running in ${l.dir}.\n\n${summary(l, cluster)}`);
+    const passwords = clusterPasswords(l, cluster);
+    await becomeReady(l, cluster, passwords, running, io, timeoutMs);
+    io.out(`Tessera is already running in ${l.dir}.\n\n${summary(l, cluster, passwords)}`);
     return 0;
   }
 
@@ -75,26 +79,43 @@ export async function up(opts: UpOptions): Promise<number> {
   }
   checkServerUserCanReach(l.nodesDir);
   const existing = readClusterFile(l);
-  const cluster = existing ?? (await chooseCluster(l, !(opts.noReplicas ?? false)));
+  // A new cluster's passwords are made first: initdb sets the superuser's, and a cluster file
+  // that says `scram` must never exist without them.
+  if (!existing && !opts.trust) ensurePasswords(l);
+  const cluster =
+    existing ??
+    (await chooseCluster(l, !(opts.noReplicas ?? false), opts.trust ? 'trust' : 'scram'));
   if (existing && opts.noReplicas && existing.replicas)
     io.out(`note: ${l.dir} was made with replicas; --no-replicas applies only to a new cluster\n`);
-  const created = initNodes(l, binDir, cluster.replicas ?? false);
+  if (existing && opts.trust && authOf(existing) === 'scram')
+    io.out(`note: ${l.dir} was made with passwords; --trust applies only to a new cluster\n`);
+  if (existing && !opts.trust && authOf(existing) === 'trust')
+    io.out(
+      `note: ${l.dir} was made without passwords (with --trust, or before passwords were the ` +
+        `default) and stays so; a new cluster (tessera up --dir DIR) gets them\n`,
+    );
+  const passwords = clusterPasswords(l, cluster);
+  const created = initNodes(l, binDir, cluster.replicas ?? false, passwords?.postgres);
   if (created.length > 0) {
     io.out(`initialised Postgres data directories: ${created.join(', ')}\n`);
     // A fresh node (or a fresh catalog on a fresh home node) needs the sample schema again.
     if (cluster.bootstrapped) writeClusterFile(l, Object.assign(cluster, { bootstrapped: false }));
   }
 
-  if (opts.foreground) return runForeground(l, cluster, binDir, io, timeoutMs);
+  if (opts.foreground) return runForeground(l, cluster, passwords, binDir, io, timeoutMs);
 
   const pid = spawnSupervisor(l);
   io.out(`starting the local cluster in ${l.dir} (supervisor pid ${pid}) ...\n`);
-  await becomeReady(l, cluster, pid, io, timeoutMs);
-  io.out(`\nTessera is up.\n\n${summary(l, cluster)}`);
+  await becomeReady(l, cluster, passwords, pid, io, timeoutMs);
+  io.out(`\nTessera is up.\n\n${summary(l, cluster, passwords)}`);
   return 0;
 }
 
-async function chooseCluster(l: Layout, replicas: boolean): Promise<ClusterFile> {
+async function chooseCluster(
+  l: Layout,
+  replicas: boolean,
+  auth: 'scram' | 'trust',
+): Promise<ClusterFile> {
   const taken = new Set<number>();
   const nodePorts = {} as ClusterFile['nodePorts'];
   for (const n of LOCAL_NODES) nodePorts[n.name] = await choosePort(n.defaultPort, taken);
@@ -108,6 +129,7 @@ async function chooseCluster(l: Layout, replicas: boolean): Promise<ClusterFile>
     moverMetricsPort: await choosePort(DEFAULT_PORTS.moverMetrics, taken),
     bootstrapped: false,
     replicas,
+    auth,
   };
   if (replicas) {
     const replicaPorts = {} as ClusterFile['nodePorts'];
@@ -152,6 +174,7 @@ function tail(file: string, lines = 15): string {
 async function waitUntilReady(
   l: Layout,
   cluster: ClusterFile,
+  passwords: ClusterPasswords | undefined,
   supervisorPid: number,
   timeoutMs: number,
   which: 'coordinator' | 'others',
@@ -165,7 +188,7 @@ async function waitUntilReady(
         throw new CliError(`${spec.absentNote}; build it with \`npm run build\``);
       continue;
     }
-    while (!(await spec.ready(cluster))) {
+    while (!(await spec.ready(cluster, passwords))) {
       if (!isRunning(supervisorPid)) {
         const log = l.logFile('supervisor');
         throw new CliError(
@@ -188,23 +211,29 @@ async function waitUntilReady(
 async function becomeReady(
   l: Layout,
   cluster: ClusterFile,
+  passwords: ClusterPasswords | undefined,
   supervisorPid: number,
   io: Io,
   timeoutMs: number,
 ): Promise<void> {
-  await waitUntilReady(l, cluster, supervisorPid, timeoutMs, 'coordinator');
-  if (!cluster.bootstrapped) await bootstrapOnce(l, cluster, io);
-  await waitUntilReady(l, cluster, supervisorPid, timeoutMs, 'others');
+  await waitUntilReady(l, cluster, passwords, supervisorPid, timeoutMs, 'coordinator');
+  if (!cluster.bootstrapped) await bootstrapOnce(l, cluster, passwords, io);
+  await waitUntilReady(l, cluster, passwords, supervisorPid, timeoutMs, 'others');
 }
 
 function downDirArg(l: Layout): string {
   return l.dir.endsWith('/.tessera') ? '' : ` --dir ${l.dir}`;
 }
 
-async function bootstrapOnce(l: Layout, cluster: ClusterFile, io: Io): Promise<void> {
+async function bootstrapOnce(
+  l: Layout,
+  cluster: ClusterFile,
+  passwords: ClusterPasswords | undefined,
+  io: Io,
+): Promise<void> {
   const coord = connectCoordinator(coordinatorListOf(cluster), io.env.TESSERA_ADMIN_TOKEN);
   try {
-    await bootstrap(coord, cluster, (m) => io.out(`${m}\n`));
+    await bootstrap(coord, cluster, passwords, (m) => io.out(`${m}\n`));
   } finally {
     coord.close();
   }
@@ -215,6 +244,7 @@ async function bootstrapOnce(l: Layout, cluster: ClusterFile, io: Io): Promise<v
 async function runForeground(
   l: Layout,
   cluster: ClusterFile,
+  passwords: ClusterPasswords | undefined,
   binDir: string,
   io: Io,
   timeoutMs: number,
@@ -228,8 +258,8 @@ async function runForeground(
   for (const s of signals) process.once(s, signalled);
   try {
     await sup.start();
-    await becomeReady(l, cluster, process.pid, io, timeoutMs);
-    io.out(`\nTessera is up (foreground; Ctrl-C stops it).\n\n${summary(l, cluster)}`);
+    await becomeReady(l, cluster, passwords, process.pid, io, timeoutMs);
+    io.out(`\nTessera is up (foreground; Ctrl-C stops it).\n\n${summary(l, cluster, passwords)}`);
     await stopRequested;
     return 0;
   } finally {
@@ -240,12 +270,22 @@ async function runForeground(
 }
 
 /** What `up` prints: how to connect, the ports, where the logs are, how to stop. */
-export function summary(l: Layout, cluster: ClusterFile): string {
+export function summary(
+  l: Layout,
+  cluster: ClusterFile,
+  passwords: ClusterPasswords | undefined,
+): string {
   const router = SERVICES.find((s) => s.name === 'router');
   const routerBuilt = router?.entry() !== undefined;
+  const appPassword = passwords?.app ?? APP_PASSWORD;
   const url = (port: number) =>
-    `postgresql://${APP_ROLE}:${APP_PASSWORD}@127.0.0.1:${port}/${APP_DATABASE}`;
+    `postgresql://${APP_ROLE}:${appPassword}@127.0.0.1:${port}/${APP_DATABASE}`;
   const lines = [`  connect:      ${url(cluster.routerPort)}`];
+  lines.push(
+    passwords
+      ? `  superuser:    postgres, password ${passwords.postgres} (both in ${l.passwordsFile})`
+      : `  auth:         trust: no passwords asked, the router and nodes let any local user in`,
+  );
   if (!routerBuilt)
     lines.push(
       `                (${router?.absentNote ?? 'the router is not part of this build yet'})`,

@@ -13,6 +13,8 @@ export interface Endpoint {
   name: string;
   host: string;
   port: number;
+  /** The superuser's password, when the server asks one (a `tessera up` cluster's nodes). */
+  password?: string | undefined;
 }
 
 async function withClient<T>(
@@ -20,7 +22,13 @@ async function withClient<T>(
   database: string,
   fn: (c: pg.Client) => Promise<T>,
 ): Promise<T> {
-  const c = new pg.Client({ host: e.host, port: e.port, user: 'postgres', database });
+  const c = new pg.Client({
+    host: e.host,
+    port: e.port,
+    user: 'postgres',
+    database,
+    ...(e.password !== undefined ? { password: e.password } : {}),
+  });
   await c.connect();
   try {
     return await fn(c);

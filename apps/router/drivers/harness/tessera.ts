@@ -1,7 +1,7 @@
 // The Tessera side of the matrix: a local cluster run by the real CLI (`tessera up --dir D`,
 // `tessera down --dir D`), its keyspaces and tables declared with `tessera keyspace create` and
 // `tessera table distribute|reference`, exactly as a user would.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -16,6 +16,8 @@ export interface NodeAddress {
   role: string;
   host: string;
   port: number;
+  /** The superuser's password on the node (undefined: the cluster trusts every login). */
+  password: string | undefined;
 }
 
 export interface TesseraCluster {
@@ -52,7 +54,15 @@ export async function startTessera(log: (m: string) => void): Promise<TesseraClu
   const connect = /connect:\s+(postgres(?:ql)?:\/\/\S+)/.exec(up.stdout)?.[1];
   if (!connect) throw new Error(`tessera up printed no connection line:\n${up.stdout}`);
   const routerUrl = new URL(connect);
-  const status = JSON.parse(await cli(['status', '--json'])) as { nodes: NodeAddress[] };
+  // `tessera up` keeps the superuser's password there (absent: a cluster without passwords).
+  const passwordsFile = join(dir, 'passwords.json');
+  const superuserPassword = existsSync(passwordsFile)
+    ? (JSON.parse(readFileSync(passwordsFile, 'utf8')) as { postgres: string }).postgres
+    : undefined;
+  const listed = JSON.parse(await cli(['status', '--json'])) as {
+    nodes: Omit<NodeAddress, 'password'>[];
+  };
+  const status = { nodes: listed.nodes.map((n) => ({ ...n, password: superuserPassword })) };
   log(`tessera up in ${dir}: router ${routerUrl.host}, ${status.nodes.length} nodes`);
 
   return {
@@ -72,6 +82,7 @@ export async function startTessera(log: (m: string) => void): Promise<TesseraClu
           port: n.port,
           user: 'postgres',
           database: 'postgres',
+          ...(n.password !== undefined ? { password: n.password } : {}),
         });
         await c.connect();
         try {
