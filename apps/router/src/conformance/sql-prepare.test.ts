@@ -7,8 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startPostgres, type PgServer } from '@tessera/testkit';
-import { startRouter, type RunningRouter } from '../router.js';
-import { startTestCluster, type TestCluster } from '../testing/cluster.js';
+import type { RunningRouter } from '../router.js';
+import { startSecondRouter, startTestCluster, type TestCluster } from '../testing/cluster.js';
 import { openDriver, setUpBoth, type DriverMode, type Outcome } from '../testing/drivers.js';
 import { keysByNode } from '../testing/keys.js';
 
@@ -27,12 +27,7 @@ before(async () => {
     startTestCluster({ router: { poolSize: 1, acquireTimeoutMs: 3_000 } }),
     startPostgres({ name: 'sql-prepare-plain' }),
   ]);
-  wide = await startRouter({
-    listen: '127.0.0.1:0',
-    metricsPort: 0,
-    coordinator: c.coordinator.address,
-  });
-  await wide.ready();
+  wide = await startSecondRouter(c);
   await setUpBoth(c.url(), plain, SETUP);
 });
 after(async () => {
