@@ -36,7 +36,12 @@ export function admitMany<E extends Admission>(
   for (const a of analyses) {
     if (a.kind === 'transaction' || a.kind === 'set' || a.kind === 'show') continue;
     // LISTEN and UNLISTEN run on the home node like the rest of such a text (execute/executor.ts).
-    if (a.kind === 'discard' || a.kind === 'deallocate')
+    if (
+      a.kind === 'discard' ||
+      a.kind === 'deallocate' ||
+      a.kind === 'prepare' ||
+      a.kind === 'execute'
+    )
       return refused(
         `${a.kind.toUpperCase()} in a multi-statement query is not supported by the router; send it on its own`,
       );

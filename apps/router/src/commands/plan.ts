@@ -1,5 +1,5 @@
 // Session commands (BEGIN, COMMIT, ROLLBACK, savepoints, SET, SET LOCAL, RESET, DISCARD,
-// DEALLOCATE) decided once for both protocols, exactly as Postgres behaves: what the router
+// PREPARE, DEALLOCATE) decided once for both protocols, exactly as Postgres behaves: what the router
 // answers itself (run-command.ts), what a node runs and what the router records once it
 // succeeded (an Effect, effects.ts), and what is refused. Pure: the transaction's phase and
 // status in, a plan out.
@@ -8,6 +8,7 @@ import type {
   Analysis,
   DeallocateAnalysis,
   DiscardAnalysis,
+  PrepareAnalysis,
   SetAnalysis,
   TransactionAnalysis,
 } from '@tessera/sql';
@@ -15,7 +16,7 @@ import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import type { TxnPhase } from '../txn/machine.js';
 
 export type SessionCommand =
-  TransactionAnalysis | SetAnalysis | DiscardAnalysis | DeallocateAnalysis;
+  TransactionAnalysis | SetAnalysis | DiscardAnalysis | DeallocateAnalysis | PrepareAnalysis;
 
 /** What the router records after a node ran a session command without error. */
 export type Effect =
@@ -39,7 +40,11 @@ const NODE: CommandPlan = Object.freeze({ kind: 'node', effect: undefined });
 
 export function isSessionCommand(a: Analysis): a is SessionCommand {
   return (
-    a.kind === 'transaction' || a.kind === 'set' || a.kind === 'discard' || a.kind === 'deallocate'
+    a.kind === 'transaction' ||
+    a.kind === 'set' ||
+    a.kind === 'discard' ||
+    a.kind === 'deallocate' ||
+    a.kind === 'prepare'
   );
 }
 
@@ -90,6 +95,9 @@ export function planCommand(
         );
       return LOCAL;
     case 'deallocate':
+    // PREPARE is checked by a node in the session's context, then kept by the router
+    // (statement/sql-prepared.ts).
+    case 'prepare':
       return status === 'E' ? refused(inFailedTransaction()) : LOCAL;
   }
 }

@@ -1,7 +1,7 @@
 // The session commands the router answers itself (plan.ts said `local`), the same for both
 // protocols: BEGIN before a node is picked, COMMIT/ROLLBACK/savepoints with no node yet or
 // across nodes, SET before a node is picked (checked by a node in a transaction of its own) or
-// across nodes, DISCARD and DEALLOCATE. `emit` takes the answer's frames in order. Synchronous
+// across nodes, DISCARD, PREPARE and DEALLOCATE. `emit` takes the answer's frames in order. Synchronous
 // (undefined) when nothing has to wait.
 import { Writer, writeCommandComplete, writeQuery } from '@tessera/pg-wire';
 import {
@@ -20,6 +20,7 @@ import { applyState, engage, pickNode, settle } from '../execute/backends.js';
 import { everyTxnNode, setOnEveryNode } from '../execute/cross-node.js';
 import { run1 } from '../execute/run.js';
 import { finishTransaction } from '../execute/two-phase.js';
+import { prepareSql } from '../statement/sql-prepared.js';
 import type { SessionCommand } from './plan.js';
 
 type Emit = (frame: Buffer) => void;
@@ -40,6 +41,8 @@ export function runCommand(s: Session, a: SessionCommand, emit: Emit): Promise<v
       return discard(s, a, emit);
     case 'deallocate':
       return deallocate(s, a, emit);
+    case 'prepare':
+      return prepareSql(s, a).then(() => void tag(emit, 'PREPARE'));
   }
 }
 

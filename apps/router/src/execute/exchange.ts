@@ -347,8 +347,10 @@ class Exchange implements BackendSink {
         this.next();
         return;
       case 'describe_s':
-        this.forward(reader);
-        if (code !== BackendCode.ParameterDescription) this.next();
+        if (code !== BackendCode.ParameterDescription) {
+          this.forward(reader);
+          this.next();
+        } else if (e.noParams !== true) this.forward(reader);
         return;
       case 'describe_p':
         this.forward(reader);

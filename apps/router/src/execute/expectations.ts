@@ -8,8 +8,11 @@ export type Expectation =
   | { readonly t: 'quiet' }
   /** One reply frame (ParseComplete, BindComplete, CloseComplete); `forward` false for the router's own Parse. */
   | { readonly t: 'one'; readonly forward: boolean; readonly unprepare?: string }
-  /** Describe of a statement: ParameterDescription then RowDescription or NoData. */
-  | { readonly t: 'describe_s' }
+  /**
+   * Describe of a statement: ParameterDescription then RowDescription or NoData; `noParams`: the
+   * ParameterDescription is not the client's (that of an SQL EXECUTE's statement, which has none).
+   */
+  | { readonly t: 'describe_s'; readonly noParams?: boolean }
   /** Describe of a portal: RowDescription or NoData. */
   | { readonly t: 'describe_p' }
   /** Execute: rows until CommandComplete, PortalSuspended or EmptyQueryResponse. */

@@ -12,7 +12,11 @@ import {
   writeDescribe,
   writeParameterDescription,
 } from '@tessera/pg-wire';
-import { EXPECT_DESCRIBE_PORTAL, EXPECT_DESCRIBE_STATEMENT } from '../execute/exchange.js';
+import {
+  EXPECT_DESCRIBE_PORTAL,
+  EXPECT_DESCRIBE_STATEMENT,
+  type Expectation,
+} from '../execute/exchange.js';
 import { pickNode } from '../execute/backends.js';
 import type { Round } from '../execute/round.js';
 import type { Backend } from '../pool/backend.js';
@@ -27,6 +31,8 @@ import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { prepareOn, statementNamed, type StatementRecord } from '../statement/prepared.js';
 import { admitNow } from './admission.js';
+
+const NO_PARAMS: Expectation = { t: 'describe_s', noParams: true };
 
 /** What Describe needs of the batch it is in (extended.ts). */
 export interface Batch {
@@ -69,6 +75,17 @@ function describeStatement(b: Batch, m: InMsg, rec: StatementRecord): Promise<vo
   const s = b.s;
   const a = rec.analysis;
   const snapshot = s.epoch().snapshot;
+  if (a?.kind === 'execute') {
+    // Postgres describes an SQL EXECUTE by the statement it runs, with no parameters of its own.
+    // On a round trip of its own when the batch has no backend yet: the EXECUTE's Bind picks
+    // the node its arguments route to.
+    const runs = statementNamed(s.statements, a.name);
+    b.synth(writeParameterDescription(new Writer(16), []).flush());
+    if (b.round.backend !== undefined)
+      return describeOn(b, m, runs, snapshot.home, true, NO_PARAMS);
+    const node = pickNode(s, snapshot.home, true);
+    return describeStatementFrames(s, node, runs, snapshot, true).then(b.synth);
+  }
   let target = snapshot.home;
   let flexible = true;
   if (a !== undefined) {
@@ -125,6 +142,7 @@ function describeOn(
   rec: StatementRecord,
   target: string,
   flexible: boolean,
+  expectation = EXPECT_DESCRIBE_STATEMENT,
 ): Promise<void> | undefined {
   const s = b.s;
   if (flexible) target = b.preferredNode() ?? target;
@@ -136,7 +154,7 @@ function describeOn(
     messages.push(
       name === '' ? m.raw : writeDescribe(new Writer(name.length + 16), 'S', name).flush(),
     );
-    expect.push(EXPECT_DESCRIBE_STATEMENT);
+    expect.push(expectation);
   };
   if (got instanceof Promise) return got.then(go);
   go(got);

@@ -33,12 +33,13 @@ import type { StatementRecord } from '../statement/prepared.js';
 import { isSingleRun, prepareOn, statementNamed } from '../statement/prepared.js';
 import type { Statement } from '../statement/statement.js';
 import { filledRecord, prefillBatch, type Prefilled } from '../sequences/prefill.js';
+import { executeAsBind } from '../statement/sql-prepared.js';
 import { admitted } from './admission.js';
 import { closeOpenCycle, openCycleBackend, usesOpenPortal } from './cycle.js';
 import { describe, type Batch } from './describe.js';
 import { preferredNode } from './lookahead.js';
 import { close, parse } from './messages.js';
-import { checkBindOnSeveral, refuse } from './portals.js';
+import { checkBindOnSeveral, checkLocalInPipeline, refuse } from './portals.js';
 
 type SeveralPortal = RouterPortal & { kind: 'several' };
 
@@ -168,6 +169,11 @@ class BatchRun implements Batch, BindVia {
     this.afterRun?.delete(portal);
     const a = rec.analysis;
     if (a === undefined) return this.bindEmpty(m, rec);
+    if (a.kind === 'execute')
+      return executeAsBind(s, m, portal, a, this.round.backend !== undefined, (e) => {
+        this.filled = e.filled;
+        return this.admitBind(e.bind, e.rec, portal, e.rec.analysis!);
+      });
     const own = filledRecord(s, this.prefilled?.get(this.i), rec);
     this.filled = own !== undefined;
     return this.admitBind(m, own ?? rec, portal, own?.analysis ?? a);
@@ -205,15 +211,7 @@ class BatchRun implements Batch, BindVia {
       case 'held':
         throw new Error('a held statement came back held');
       case 'local':
-        // The router runs these at Execute, before anything queued for a backend here.
-        if (
-          s.txn.phase === 'cross' &&
-          this.round.queued &&
-          (d.command.kind === 'transaction' || d.command.kind === 'set')
-        )
-          throw unsupported(
-            'transaction control and SET after other statements in one pipeline are not supported in a transaction across nodes; send a Sync first',
-          );
+        checkLocalInPipeline(s, d.command, this.round);
         s.portals.set(portal, { kind: 'local', command: d.command });
         this.synth(BIND_COMPLETE);
         return undefined;

@@ -3,6 +3,7 @@
 // of the transaction failed in order when the batch already queued work for a backend.
 import { Writer, writeBind, writeExecute, writeParse } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
+import type { SessionCommand } from '../commands/plan.js';
 import { unsupported } from '../errors.js';
 import type { AllRoute, MultiWriteRoute } from '../routing/route-types.js';
 import { failTransaction, POISON_SQL } from '../execute/backends.js';
@@ -27,6 +28,26 @@ export function checkBindOnSeveral(
   if (r.kind === 'multi_write' && (a.kind === 'update' || a.kind === 'delete') && a.hasReturning)
     throw unsupported(
       `${a.kind.toUpperCase()} ... RETURNING whose rows span nodes is not supported through the extended query protocol yet; send it as a simple query`,
+    );
+}
+
+/**
+ * Refuses, at its Bind, a session command the router answers at its Execute where messages of
+ * the batch already wait for a backend: they would run after it, in the wrong order.
+ */
+export function checkLocalInPipeline(s: Session, command: SessionCommand, round: Round): void {
+  if (
+    s.txn.phase === 'cross' &&
+    round.queued &&
+    (command.kind === 'transaction' || command.kind === 'set')
+  )
+    throw unsupported(
+      'transaction control and SET after other statements in one pipeline are not supported in a transaction across nodes; send a Sync first',
+    );
+  // A node checks PREPARE in the session's context: on the batch's backend, ahead of its queue.
+  if (command.kind === 'prepare' && round.backend !== undefined)
+    throw unsupported(
+      'PREPARE after other statements in one pipeline is not supported by the router; send a Sync first',
     );
 }
 

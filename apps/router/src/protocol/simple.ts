@@ -17,6 +17,7 @@ import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { simpleStatement } from '../statement/statement.js';
 import { admitted, txnView } from './admission.js';
+import { runExecuteQuery } from './execute-sql.js';
 import { filledText, forgetAfterDdl } from '../sequences/defaults.js';
 
 const ignore = (): void => undefined;
@@ -33,7 +34,13 @@ export async function handleQuery(s: Session, m: InMsg): Promise<void> {
       const f = got instanceof Promise ? await got : got;
       const raw = f === undefined ? m.raw : writeQuery(new Writer(f.sql.length + 8), f.sql).flush();
       const list = f?.analyses ?? analyses;
-      if (list.length === 1) await runOne(s, list[0]!, raw);
+      const only = list.length === 1 ? list[0]! : undefined;
+      if (only?.kind === 'execute') {
+        // Answered as a batch ending with a Sync: its ReadyForQuery is the Query's.
+        await runExecuteQuery(s, only);
+        return;
+      }
+      if (only !== undefined) await runOne(s, only, raw);
       else await runMany(s, list, raw);
       forgetAfterDdl(s, list);
     }

@@ -70,10 +70,12 @@ export function route(a: Analysis, catalog: Snapshot, params: ParamSource | unde
     case 'listen':
     case 'unlisten':
       return home(catalog, true);
+    // Run by the router when they come on their own (statement/sql-prepared.ts); here only as
+    // part of a multi-statement query or under EXPLAIN.
     case 'prepare':
     case 'execute':
       return refuse(
-        'SQL-level PREPARE and EXECUTE are not supported through the router; use the extended query protocol (driver prepared statements)',
+        `${a.kind.toUpperCase()} in a multi-statement query or under EXPLAIN is not supported by the router; send it on its own`,
       );
     case 'notify':
       return home(catalog, false);

@@ -67,6 +67,8 @@ export async function describeStatementFrames(
   node: string,
   rec: StatementRecord,
   snapshot: Snapshot,
+  /** Leave out its ParameterDescription (an SQL EXECUTE's, which has no parameters, is the caller's). */
+  noParams = false,
 ): Promise<Buffer> {
   const e = await engage(s, node, snapshot, false);
   e.backend.unnamedOwner = undefined;
@@ -80,7 +82,7 @@ export async function describeStatementFrames(
   const expect: Expectation[] = [
     ...e.expect,
     { t: 'one', forward: false },
-    { t: 'describe_s' },
+    { t: 'describe_s', noParams },
     { t: 'sync' },
   ];
   let result;

@@ -29,6 +29,11 @@ export class HeldOut implements OutSink {
 
 export class ClientOut implements OutSink {
   private pieces: Buffer[] = [];
+  /**
+   * Message codes left out of what is pushed while set: a simple-protocol EXECUTE runs as an
+   * extended Bind/Execute, whose BindComplete and NoData the simple protocol does not have.
+   */
+  omit: ReadonlySet<number> | undefined = undefined;
 
   constructor(private readonly socket: Socket) {}
 
@@ -37,7 +42,23 @@ export class ClientOut implements OutSink {
   }
 
   push(b: Buffer): void {
-    this.pieces.push(b);
+    if (this.omit === undefined) this.pieces.push(b);
+    else this.pushKept(b);
+  }
+
+  /** `b` holds whole frames (forwarded runs or the router's own): only those not omitted go. */
+  private pushKept(b: Buffer): void {
+    let start = 0;
+    let i = 0;
+    while (i + 5 <= b.length) {
+      const end = i + 1 + b.readInt32BE(i + 1);
+      if (this.omit!.has(b[i]!)) {
+        if (i > start) this.pieces.push(b.subarray(start, i));
+        start = end;
+      }
+      i = end;
+    }
+    if (b.length > start) this.pieces.push(start === 0 ? b : b.subarray(start));
   }
 
   /** Writes what was gathered; false when the socket's buffer is over its mark (pause the source). */

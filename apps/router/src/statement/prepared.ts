@@ -17,6 +17,8 @@ export class StatementRecord {
     readonly sql: string,
     readonly paramTypes: readonly number[],
     readonly analyses: readonly Analysis[],
+    /** SQL PREPARE: the parameter types as a node named them (what EXECUTE's arguments become). */
+    readonly typeNames?: readonly string[],
   ) {}
 
   /** The only statement, if the text holds exactly one. */

@@ -171,3 +171,21 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
   };
   return cluster;
 }
+
+/** Another router on `c`'s coordinator, default settings but `config`, serving once it has a catalog. */
+export async function startSecondRouter(
+  c: TestCluster,
+  config: Partial<RouterConfig> = {},
+): Promise<RunningRouter> {
+  const r = await startRouter(
+    {
+      listen: '127.0.0.1:0',
+      metricsPort: 0,
+      coordinator: c.coordinator.address,
+      ...config,
+    },
+    { logger: quiet('router') },
+  );
+  await r.ready();
+  return r;
+}

@@ -30,6 +30,27 @@ export async function openDriver(mode: DriverMode, url: string): Promise<DriverS
   return mode === 'postgres.js' ? openPostgresJs(url) : openPg(url, mode === 'pg-named');
 }
 
+/**
+ * Runs `statements` through the router at `routerUrl` (each must succeed) and on the plain
+ * Postgres `plain`: the same schema and rows on both sides of a differential test.
+ */
+export async function setUpBoth(
+  routerUrl: string,
+  plain: { query(sql: string): Promise<unknown> },
+  statements: readonly string[],
+): Promise<void> {
+  const setup = await openDriver('pg-simple', routerUrl);
+  try {
+    for (const sql of statements) {
+      const o = await setup.run(sql);
+      if (o.sqlstate !== undefined) throw new Error(`${sql}: ${o.sqlstate} ${o.message ?? ''}`);
+    }
+  } finally {
+    await setup.end();
+  }
+  for (const sql of statements) await plain.query(sql);
+}
+
 /** The statement name pg-named gives `sql` (a test can then look for it elsewhere). */
 export const preparedNameOf = (sql: string): string =>
   `p_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
