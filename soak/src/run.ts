@@ -192,6 +192,14 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
       left = await preparedLeft(cluster);
     }
     if (left.length > 0) log(`still prepared after ${plan.settleTimeoutS} s: ${left.join(', ')}`);
+    // A move still deleting rows on its old owner would read as misplaced rows.
+    let running = await unfinishedJobs(cluster);
+    while (running.length > 0 && Date.now() < settleUntil) {
+      await sleep(1000);
+      running = await unfinishedJobs(cluster);
+    }
+    if (running.length > 0)
+      log(`jobs not ended after ${plan.settleTimeoutS} s: ${running.join(', ')}`);
 
     const probeKeys = {
       lists: [...workload.generator.lists.all],
@@ -344,6 +352,17 @@ function writeReport(dir: string, r: SoakReport): { json: string; md: string; sv
   const name = (p: string): string => p.slice(dir.length + 1);
   writeFileSync(files.md, renderMarkdown(r, { svg: name(files.svg), json: name(files.json) }));
   return files;
+}
+
+/** Jobs the mover has not finished (none without a mover); unknown while the call fails. */
+async function unfinishedJobs(cluster: Cluster): Promise<string[]> {
+  if (cluster.movers.length === 0) return [];
+  try {
+    const { jobs } = await cluster.jobs.listJobs({ all: false, parentId: 0n });
+    return jobs.map((j) => `${j.kind} ${j.id}`);
+  } catch (e) {
+    return [`(ListJobs: ${(e as Error).message})`];
+  }
 }
 
 function rel(p: string): string {
