@@ -31,7 +31,7 @@ import {
   probeOps,
   probeThroughRouter,
 } from './probe/probe.js';
-import { lastLine, type SoakReport } from './report/model.js';
+import { cutoversOf, lastLine, type SoakReport } from './report/model.js';
 import { renderMarkdown } from './report/markdown.js';
 import { RecoveryTracker } from './report/recovery.js';
 import { sampleOnce, summarize, type RssSample } from './report/rss.js';
@@ -262,6 +262,7 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
         error: r.error,
       })),
       faultsByKind,
+      cutovers: 0,
       skippedKinds: schedule.skipped,
       kindsNotRun: [...new Set(plan.faults.kinds.map((k) => k.kind))].filter(
         (k) => !ran.has(k) && !skipped.has(k),
@@ -275,6 +276,7 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
         atS: (e.atMs - loadStart) / 1000,
       })),
     };
+    base.cutovers = cutoversOf(base.faults);
     const report: SoakReport = { ...base, lastLine: lastLine(base) };
     const files = writeReport(o.resultsDir, report);
     return {
