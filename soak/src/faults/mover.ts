@@ -159,18 +159,30 @@ const allDataNodes = (shape: { nodes: { name: string; role: string }[] }) => ({
   nodes: shape.nodes.filter((n) => n.role === 'data').map((n) => n.name),
 });
 
-export const moveRange: FaultKind = {
-  name: 'move',
-  summary:
-    'move a range to another data node; waits up to `seconds` for the job, then heals by waiting for it to end',
-  draw: (rng) => ({ target: 'mover', params: { ...drawPick(rng) } }),
-  selfTimed: true,
-  affects: (_item, shape) => allDataNodes(shape),
-  async inject(ctx, item) {
-    const r = resolvePick(
-      await retried('GetCatalog', () => ctx.cluster.getCatalog()),
-      pickOf(item),
-    );
+/** The range and destination the fault's pick names in the catalog as it is now. */
+async function resolveNow(ctx: FaultContext, item: FaultItem): Promise<RangeChoice> {
+  const catalog = await retried('GetCatalog', () => ctx.cluster.getCatalog());
+  return resolvePick(catalog, pickOf(item));
+}
+
+/** A fault kind that submits jobs to the mover and heals by waiting for them to end. */
+function jobFault(name: string, summary: string, inject: FaultKind['inject']): FaultKind {
+  return {
+    name,
+    summary,
+    draw: (rng) => ({ target: 'mover', params: { ...drawPick(rng) } }),
+    selfTimed: true,
+    affects: (_item, shape) => allDataNodes(shape),
+    inject,
+    heal: finishJobs,
+  };
+}
+
+export const moveRange = jobFault(
+  'move',
+  'move a range to another data node; waits up to `seconds` for the job, then heals by waiting for it to end',
+  async (ctx, item) => {
+    const r = await resolveNow(ctx, item);
     const job = await submit(
       ctx.cluster,
       'move',
@@ -181,21 +193,13 @@ export const moveRange: FaultKind = {
     const j = await waitForJob(ctx.cluster, job.id, item.seconds * 1000);
     return { range: `${r.keyspace} [${r.lo}, ${r.hi}]`, from: r.owner, to: r.to, ...jobDetails(j) };
   },
-  heal: finishJobs,
-};
+);
 
-export const splitMerge: FaultKind = {
-  name: 'split-merge',
-  summary:
-    'split a range, move its upper half to another data node, then merge it back (two cutovers)',
-  draw: (rng) => ({ target: 'mover', params: { ...drawPick(rng) } }),
-  selfTimed: true,
-  affects: (_item, shape) => allDataNodes(shape),
-  async inject(ctx, item) {
-    const r = resolvePick(
-      await retried('GetCatalog', () => ctx.cluster.getCatalog()),
-      pickOf(item),
-    );
+export const splitMerge = jobFault(
+  'split-merge',
+  'split a range, move its upper half to another data node, then merge it back (two cutovers)',
+  async (ctx, item) => {
+    const r = await resolveNow(ctx, item);
     if (r.hi - r.lo < 2n) throw new Error(`range [${r.lo}, ${r.hi}] is too small to split`);
     const at = r.lo + (r.hi - r.lo) / 2n + 1n;
     const split = await submit(
@@ -226,8 +230,7 @@ export const splitMerge: FaultKind = {
     const m = await waitForJob(ctx.cluster, merge.id, Math.max(1000, budgetMs - (Date.now() - t0)));
     return { ...details, merge: jobDetails(m) };
   },
-  heal: finishJobs,
-};
+);
 
 export const killMover: FaultKind = {
   name: 'kill-mover',
@@ -241,10 +244,7 @@ export const killMover: FaultKind = {
   affects: (_item, shape) => allDataNodes(shape),
   async inject(ctx, item) {
     const mv = ctx.cluster.mover(item.target);
-    const r = resolvePick(
-      await retried('GetCatalog', () => ctx.cluster.getCatalog()),
-      pickOf(item),
-    );
+    const r = await resolveNow(ctx, item);
     await mv.process.stop(5_000);
     mv.process.nextEnv = { TESSERA_MOVER_FAULT: String(item.params.phase) };
     mv.process.start();
