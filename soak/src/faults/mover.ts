@@ -159,6 +159,18 @@ const allDataNodes = (shape: { nodes: { name: string; role: string }[] }) => ({
   nodes: shape.nodes.filter((n) => n.role === 'data').map((n) => n.name),
 });
 
+/** Queues the move of `r` to `r.to` for the fault (one cutover when it ends DONE). */
+async function submitMove(ctx: FaultContext, item: FaultItem, r: RangeChoice): Promise<Job> {
+  const job = await submit(
+    ctx.cluster,
+    'move',
+    { keyspace: r.keyspace, lo: r.lo.toString(), to: r.to },
+    MOVE_STEPS,
+  );
+  remember(item, job, 1);
+  return job;
+}
+
 /** The range and destination the fault's pick names in the catalog as it is now. */
 async function resolveNow(ctx: FaultContext, item: FaultItem): Promise<RangeChoice> {
   const catalog = await retried('GetCatalog', () => ctx.cluster.getCatalog());
@@ -183,13 +195,7 @@ export const moveRange = jobFault(
   'move a range to another data node; waits up to `seconds` for the job, then heals by waiting for it to end',
   async (ctx, item) => {
     const r = await resolveNow(ctx, item);
-    const job = await submit(
-      ctx.cluster,
-      'move',
-      { keyspace: r.keyspace, lo: r.lo.toString(), to: r.to },
-      MOVE_STEPS,
-    );
-    remember(item, job, 1);
+    const job = await submitMove(ctx, item, r);
     const j = await waitForJob(ctx.cluster, job.id, item.seconds * 1000);
     return { range: `${r.keyspace} [${r.lo}, ${r.hi}]`, from: r.owner, to: r.to, ...jobDetails(j) };
   },
@@ -250,13 +256,7 @@ export const killMover: FaultKind = {
     mv.process.start();
     mv.process.expectExit();
     await ctx.cluster.restartService(mv); // running already: waits for it to claim jobs
-    const job = await submit(
-      ctx.cluster,
-      'move',
-      { keyspace: r.keyspace, lo: r.lo.toString(), to: r.to },
-      MOVE_STEPS,
-    );
-    remember(item, job, 1);
+    await submitMove(ctx, item, r);
     const fired = await Promise.race([
       mv.process.exited.then(() => true),
       sleep(Math.max(1, item.seconds) * 1000).then(() => false),
