@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { checkEvents } from './checker/check.js';
 import { BANK_INIT } from './checker/bank.js';
 import { Cluster } from './cluster/cluster.js';
-import { retrySetup } from './cluster/setup-retry.js';
+import { retryEveryError, retrySetup } from './cluster/setup-retry.js';
 import {
   bankAccounts,
   createAccounts,
@@ -22,8 +22,16 @@ import { drawSchedule } from './faults/schedule.js';
 import { HistoryWriter } from './history/writer.js';
 import { readHistoryFile } from './history/read.js';
 import type { Plan } from './plan/plan.js';
-import { catalogRecord, preparedLeft, probeNodes, probeThroughRouters } from './probe/probe.js';
-import { lastLine, type SoakReport } from './report/model.js';
+import {
+  catalogRecord,
+  noteCatalog,
+  noteNodeProbe,
+  preparedLeft,
+  probeNode,
+  probeOps,
+  probeThroughRouter,
+} from './probe/probe.js';
+import { cutoversOf, lastLine, type SoakReport } from './report/model.js';
 import { renderMarkdown } from './report/markdown.js';
 import { RecoveryTracker } from './report/recovery.js';
 import { sampleOnce, summarize, type RssSample } from './report/rss.js';
@@ -57,6 +65,8 @@ export interface RunResult {
 }
 
 const RSS_EVERY_MS = 10_000;
+/** How long each part of the final probe is retried before it counts as missing. */
+const PROBE_RETRY_MS = 120_000;
 
 export async function runPlan(o: RunOptions): Promise<RunResult> {
   const { plan, log } = o;
@@ -182,6 +192,14 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
       left = await preparedLeft(cluster);
     }
     if (left.length > 0) log(`still prepared after ${plan.settleTimeoutS} s: ${left.join(', ')}`);
+    // A move still deleting rows on its old owner would read as misplaced rows.
+    let running = await unfinishedJobs(cluster);
+    while (running.length > 0 && Date.now() < settleUntil) {
+      await sleep(1000);
+      running = await unfinishedJobs(cluster);
+    }
+    if (running.length > 0)
+      log(`jobs not ended after ${plan.settleTimeoutS} s: ${running.join(', ')}`);
 
     const probeKeys = {
       lists: [...workload.generator.lists.all],
@@ -189,7 +207,15 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
       accounts,
     };
     const newProcess = () => workload.newProcessId();
-    await finalProbe(cluster, history, 1, probeKeys, newProcess, plan.workload.opTimeoutMs * 3);
+    await finalProbe(
+      cluster,
+      history,
+      1,
+      probeKeys,
+      newProcess,
+      plan.workload.opTimeoutMs * 3,
+      log,
+    );
     clearInterval(rssTimer);
     clearInterval(catalogTimer);
     keep = o.keepCluster === true;
@@ -236,6 +262,7 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
         error: r.error,
       })),
       faultsByKind,
+      cutovers: 0,
       skippedKinds: schedule.skipped,
       kindsNotRun: [...new Set(plan.faults.kinds.map((k) => k.kind))].filter(
         (k) => !ran.has(k) && !skipped.has(k),
@@ -249,6 +276,7 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
         atS: (e.atMs - loadStart) / 1000,
       })),
     };
+    base.cutovers = cutoversOf(base.faults);
     const report: SoakReport = { ...base, lastLine: lastLine(base) };
     const files = writeReport(o.resultsDir, report);
     return {
@@ -264,7 +292,12 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
   }
 }
 
-/** A complete final-state probe under number `probe`, written into the history. */
+/**
+ * A complete final-state probe under number `probe`, written into the history. Faults leave
+ * transient errors behind them (a router still re-reading its catalog, a coordinator stepping
+ * down, a node finishing recovery), so every part is retried for up to `PROBE_RETRY_MS`; only a
+ * part that never succeeds is a `probe-error` (which the checker counts as final-state-missing).
+ */
 export async function finalProbe(
   cluster: Cluster,
   history: HistoryWriter,
@@ -272,14 +305,43 @@ export async function finalProbe(
   keys: RunResult['probeKeys'],
   newProcess: () => number,
   timeoutMs: number,
+  log: (line: string) => void = () => undefined,
 ): Promise<void> {
   history.note('probe', 'probe-start', { probe });
-  try {
-    await probeThroughRouters(cluster, history, newProcess, keys, timeoutMs);
-  } catch (e) {
-    history.note('probe', 'probe-error', { probe, message: (e as Error).message });
+  const retry = <T>(what: string, step: () => Promise<T>, beforeRetry?: () => Promise<unknown>) =>
+    retrySetup(step, {
+      what: `probe ${probe}: ${what}`,
+      timeoutMs: PROBE_RETRY_MS,
+      log,
+      classify: retryEveryError,
+      beforeRetry,
+    });
+  const failed = (what: string, e: unknown): undefined => {
+    history.note('probe', 'probe-error', { probe, message: `${what}: ${(e as Error).message}` });
+    return undefined;
+  };
+  const ops = probeOps(keys);
+  for (const r of cluster.routers) {
+    await retry(
+      `reads through ${r.name}`,
+      () => probeThroughRouter(cluster, r, history, newProcess, ops, timeoutMs),
+      () => cluster.waitForRouter(r, 30_000),
+    ).catch((e: unknown) => failed(r.name, e));
   }
-  await probeNodes(cluster, history, probe, await cluster.getCatalog());
+  const catalog = await retry(
+    'GetCatalog',
+    () => cluster.getCatalog(),
+    () => cluster.vip.waitForLeader(30_000),
+  ).catch((e: unknown) => failed('GetCatalog', e));
+  if (catalog) {
+    noteCatalog(history, probe, catalog);
+    for (const n of cluster.nodes) {
+      const got = await retry(`rows of ${n.name}`, () => probeNode(cluster, n, catalog)).catch(
+        (e: unknown) => failed(n.name, e),
+      );
+      if (got) noteNodeProbe(history, probe, n.name, got);
+    }
+  }
   history.note('probe', 'probe-end', { probe });
 }
 
@@ -292,6 +354,17 @@ function writeReport(dir: string, r: SoakReport): { json: string; md: string; sv
   const name = (p: string): string => p.slice(dir.length + 1);
   writeFileSync(files.md, renderMarkdown(r, { svg: name(files.svg), json: name(files.json) }));
   return files;
+}
+
+/** Jobs the mover has not finished (none without a mover); unknown while the call fails. */
+async function unfinishedJobs(cluster: Cluster): Promise<string[]> {
+  if (cluster.movers.length === 0) return [];
+  try {
+    const { jobs } = await cluster.jobs.listJobs({ all: false, parentId: 0n });
+    return jobs.map((j) => `${j.kind} ${j.id}`);
+  } catch (e) {
+    return [`(ListJobs: ${(e as Error).message})`];
+  }
 }
 
 function rel(p: string): string {

@@ -9,6 +9,7 @@ import { freePort } from '@tessera/pgctl';
 import {
   AdminService,
   CatalogService,
+  JobService,
   createClient,
   type Catalog,
   type Client,
@@ -27,10 +28,12 @@ export const COORDINATOR_PORT = 7400;
 export const ROUTER_PORT = 6432;
 export const CATALOG_DATABASE = 'tessera';
 export const SOAK_DATABASE = 'soak';
+/** What a mover logs once it claims jobs. */
+const MOVER_READY = 'mover started';
 
 export interface ServiceMember {
   name: string;
-  kind: 'coordinator' | 'router';
+  kind: 'coordinator' | 'router' | 'mover';
   address: Address;
   process: ManagedProcess;
 }
@@ -45,6 +48,8 @@ export class Cluster {
   readonly nodes: NodeMember[] = [];
   readonly coordinators: ServiceMember[] = [];
   readonly routers: ServiceMember[] = [];
+  /** Movers (no address of their own that anyone dials: they only call out). */
+  readonly movers: ServiceMember[] = [];
   readonly token = randomBytes(16).toString('hex');
   vip!: CoordinatorVip;
   vipAddress!: Address;
@@ -52,6 +57,7 @@ export class Cluster {
   topology: Topology | undefined;
   #admin: Client<typeof AdminService> | undefined;
   #catalog: Client<typeof CatalogService> | undefined;
+  #jobs: Client<typeof JobService> | undefined;
   #stopping = false;
   /** Services that exited without being asked to, with when. */
   readonly unexpectedExits: {
@@ -113,6 +119,10 @@ export class Cluster {
       ...Array.from({ length: plan.routers }, (_, i) => ({
         name: `router${i}`,
         kind: 'router' as const,
+      })),
+      ...Array.from({ length: plan.movers }, (_, i) => ({
+        name: `mover${i}`,
+        kind: 'mover' as const,
       })),
     ];
   }
@@ -226,6 +236,38 @@ export class Cluster {
       });
       this.routers.push({ name: s.name, kind: 'router', address, process: proc });
     }
+
+    // Movers: they claim the jobs the move faults submit, and reach the nodes at their catalog
+    // addresses (each node links to every member) and the coordinators through the VIP. The
+    // mover id is fixed, so a mover restarted after a kill resumes its jobs at once.
+    for (const s of specs.filter((x) => x.kind === 'mover')) {
+      const m = memberOf(s.name);
+      const proc = new ManagedProcess({
+        name: s.name,
+        command: process.execPath,
+        args: [
+          serviceBin('mover', 'tessera-mover'),
+          ...['--coordinator', `${vipHost}:${vipPort}`, '--metrics-port', '0'],
+          ...['--mover-id', `soak-${s.name}`],
+          // Marker round trips of 20 ms three times in a row are rare on a loaded 2-core machine.
+          ...['--catchup-budget-ms', '100'],
+          ...this.plan.moverArgs,
+        ],
+        env: { TESSERA_ADMIN_TOKEN: this.token, TESSERA_LOG_LEVEL: 'info' },
+        ns: m?.ns,
+        logFile: join(this.runDir, 'logs', `${s.name}.log`),
+      });
+      const mover: ServiceMember = {
+        name: s.name,
+        kind: 'mover',
+        address: { host: m?.address ?? '127.0.0.1', port: 0 },
+        process: proc,
+      };
+      this.movers.push(mover);
+      this.#supervise(mover);
+      proc.start();
+    }
+    await Promise.all(this.movers.map((mv) => mv.process.waitForLog(MOVER_READY, 180_000)));
   }
 
   get home(): NodeMember {
@@ -246,6 +288,21 @@ export class Cluster {
     const r = this.routers.find((x) => x.name === name);
     if (!r) throw new Error(`no router ${name}`);
     return r;
+  }
+
+  mover(name: string): ServiceMember {
+    const m = this.movers.find((x) => x.name === name);
+    if (!m) throw new Error(`no mover ${name}`);
+    return m;
+  }
+
+  get jobs(): Client<typeof JobService> {
+    this.#jobs ??= createClient(JobService, `${this.vipAddress.host}:${this.vipAddress.port}`, {
+      token: this.token,
+      deadlineMs: 10_000,
+      channel: this.admin.grpcClient,
+    });
+    return this.#jobs;
   }
 
   coordinator(name: string): ServiceMember {
@@ -293,10 +350,11 @@ export class Cluster {
     await r.process.waitForLog('catalog swapped in', timeoutMs);
   }
 
+  /** Starts a service that is down; either way resolves once it serves. */
   async restartService(s: ServiceMember): Promise<void> {
-    if (s.process.running) return;
-    s.process.start();
+    if (!s.process.running) s.process.start();
     if (s.kind === 'router') await this.waitForRouter(s);
+    else if (s.kind === 'mover') await s.process.waitForLog(MOVER_READY, 180_000);
     else await s.process.waitForLog('coordinator listening', 180_000);
   }
 
@@ -363,13 +421,18 @@ export class Cluster {
         kind: 'router',
         pids: r.process.pid ? [r.process.pid] : [],
       })),
+      ...this.movers.map((m) => ({
+        name: m.name,
+        kind: 'mover',
+        pids: m.process.pid ? [m.process.pid] : [],
+      })),
     ];
   }
 
   async stop(): Promise<void> {
     this.#stopping = true;
     this.#admin?.close();
-    for (const r of this.routers) {
+    for (const r of [...this.movers, ...this.routers]) {
       await r.process.signal('SIGCONT');
       await r.process.stop(5_000);
       r.process.close();

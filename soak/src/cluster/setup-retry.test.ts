@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Code, RpcError } from '@tessera/proto';
-import { classifySetupError, retrySetup } from './setup-retry.js';
+import { classifySetupError, retryEveryError, retrySetup } from './setup-retry.js';
 
 const sqlError = (code: string) => Object.assign(new Error(`sqlstate ${code}`), { code });
 
@@ -52,4 +52,18 @@ test('retrySetup retries until the step succeeds, and stops at a fatal error', a
     ),
     /bad/,
   );
+});
+
+test('with retryEveryError, a step is retried past a syntax error until it succeeds', async () => {
+  let calls = 0;
+  const r = await retrySetup(
+    async () => {
+      calls++;
+      if (calls < 3) throw sqlError('42601');
+      return 'read';
+    },
+    { what: 'probe', timeoutMs: 10_000, classify: retryEveryError },
+  );
+  assert.equal(r, 'read');
+  assert.equal(calls, 3);
 });

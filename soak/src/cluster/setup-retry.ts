@@ -43,7 +43,12 @@ export interface RetryOptions {
   log?: ((line: string) => void) | undefined;
   /** Run before each retry (e.g. wait for an active coordinator). */
   beforeRetry?: (() => Promise<unknown>) | undefined;
+  /** Overrides classifySetupError (the final probe retries every error until its deadline). */
+  classify?: ((e: unknown, attempt: number) => SetupOutcome) | undefined;
 }
+
+/** For steps that only read: every error is worth another try until the deadline. */
+export const retryEveryError = (): SetupOutcome => 'retry';
 
 /** Runs `step` until it succeeds, its error is fatal, or `timeoutMs` has passed. */
 export async function retrySetup<T>(
@@ -55,7 +60,7 @@ export async function retrySetup<T>(
     try {
       return await step();
     } catch (e) {
-      const what = classifySetupError(e, attempt);
+      const what = (o.classify ?? classifySetupError)(e, attempt);
       if (what === 'done-before') return undefined;
       if (what === 'fatal' || Date.now() >= deadline) throw e;
       o.log?.(`${o.what}: ${(e as Error).message}; retrying (attempt ${attempt + 1})`);

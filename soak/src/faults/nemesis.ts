@@ -138,7 +138,7 @@ export class Nemesis {
         await c.network.heal(m.name, peers);
       }
     }
-    for (const s of [...c.coordinators, ...c.routers]) {
+    for (const s of [...c.coordinators, ...c.routers, ...c.movers]) {
       await s.process.signal('SIGCONT');
       if (!s.process.running) await c.restartService(s);
     }

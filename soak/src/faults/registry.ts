@@ -2,6 +2,7 @@
 // the home node) is one module under faults/ and one line here; plans name it in faults.kinds.
 import type { FaultKind } from './fault.js';
 import { linkDelay, linkLoss, partitionNode } from './network.js';
+import { killMover, moveRange, splitMerge } from './mover.js';
 import { killNode, pauseNode, restartNode } from './nodes.js';
 import { killCoordinator, killRouter, twopcKill } from './processes.js';
 
@@ -15,6 +16,9 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   linkDelay,
   linkLoss,
   twopcKill,
+  moveRange,
+  splitMerge,
+  killMover,
 ];
 
 export function faultKind(name: string): FaultKind | undefined {

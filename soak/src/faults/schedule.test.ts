@@ -76,3 +76,35 @@ test('the ci plan has at least 7 fault kinds it can run here', () => {
   assert.ok(new Set(s.items.map((i) => i.kind)).size >= 7);
   assert.ok(plan.seconds >= 8 * 60 - 60 && plan.seconds <= 10 * 60);
 });
+
+test('faults.first opens the schedule in its order, then the seeded draw goes on', () => {
+  const p = parsePlan(
+    {
+      faults: {
+        first: ['move', 'kill-node'],
+        kinds: [
+          { kind: 'kill-router', seconds: [1, 2] },
+          { kind: 'kill-node', seconds: [1, 2] },
+          { kind: 'move', seconds: [10, 20] },
+        ],
+      },
+    },
+    't',
+  );
+  for (const seed of [1, 2, 3]) {
+    const s = drawSchedule(p.faults, 300, shape(true), new Rng(seed));
+    assert.deepEqual(
+      s.items.slice(0, 2).map((i) => i.kind),
+      ['move', 'kill-node'],
+    );
+    assert.deepEqual([...new Set(s.items.slice(2, 5).map((i) => i.kind))].sort(), [
+      'kill-node',
+      'kill-router',
+      'move',
+    ]);
+  }
+  assert.throws(
+    () => parsePlan({ faults: { first: ['move'], kinds: [{ kind: 'kill-node' }] } }, 't'),
+    /faults.first names "move", which faults.kinds does not list/,
+  );
+});

@@ -38,9 +38,13 @@ export function drawSchedule(
   const shortest = Math.max(0.5, Math.min(...usable.map((e) => e.seconds[0])) + faults.gapS[0]);
   const max = Math.ceil((seconds - faults.firstAfterS) / shortest) + usable.length;
   let cycle: typeof usable = [];
-  for (let id = 1; id <= max; id++) {
+  // The kinds the plan wants first, when this run can do them (skipped ones are reported above).
+  const opening = faults.first.flatMap((k) => usable.filter((e) => e.kind === k).slice(0, 1));
+  for (let id = 1; id <= max + opening.length; id++) {
     let entry;
-    if (faults.everyKind) {
+    if (id <= opening.length) {
+      entry = opening[id - 1]!;
+    } else if (faults.everyKind) {
       if (cycle.length === 0) cycle = rng.shuffle(usable);
       entry = cycle.shift()!;
     } else {

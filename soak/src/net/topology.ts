@@ -5,7 +5,7 @@
 // A partition is then "this link down", per peer, so a node can be cut off from the coordinators
 // only, from the routers only, or from everyone. Pure: names, addresses and `ip` commands.
 
-export type MemberKind = 'node' | 'coordinator' | 'router';
+export type MemberKind = 'node' | 'coordinator' | 'router' | 'mover';
 
 export interface MemberSpec {
   name: string;

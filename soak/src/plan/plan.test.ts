@@ -58,3 +58,14 @@ test('every plan in soak/plans parses', () => {
     assert.ok(p.seconds > 0, f);
   }
 });
+
+test('a plan naming a mover fault kind gets a mover unless it says 0, which is refused', () => {
+  assert.equal(parsePlan({}, 'x').cluster.movers, 0);
+  const kinds = [{ kind: 'move', seconds: [20, 40] }];
+  assert.equal(parsePlan({ faults: { kinds } }, 'x').cluster.movers, 1);
+  assert.equal(parsePlan({ cluster: { movers: 2 }, faults: { kinds } }, 'x').cluster.movers, 2);
+  assert.throws(
+    () => parsePlan({ cluster: { movers: 0 }, faults: { kinds } }, 'x'),
+    /need a mover: cluster.movers must be at least 1/,
+  );
+});

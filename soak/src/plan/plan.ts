@@ -35,10 +35,19 @@ export interface ClusterPlan {
   /** Ranges each keyspace starts with (owned round-robin by the data nodes). */
   rangesPerKeyspace: number;
   postgresSettings: Record<string, string>;
-  /** Extra flags for every coordinator / router. */
+  /** Extra flags for every coordinator / router / mover. */
   coordinatorArgs: string[];
   routerArgs: string[];
+  /**
+   * Movers (apps/mover) running the jobs of the move, split-merge and kill-mover faults; when the
+   * plan does not say, 1 if it names one of those kinds, else 0.
+   */
+  movers: number;
+  moverArgs: string[];
 }
+
+/** Fault kinds that submit jobs a mover must run. */
+export const MOVER_FAULT_KINDS: readonly string[] = ['move', 'split-merge', 'kill-mover'];
 
 export interface WorkloadPlan {
   /** Operations per second offered, over all clients. */
@@ -72,6 +81,12 @@ export interface FaultsPlan {
   quietEndS: number;
   /** Draw every kind once (in a seeded order) before drawing any kind again. */
   everyKind: boolean;
+  /**
+   * Kinds that open the schedule, once each in this order, before the seeded draw: a plan that
+   * must see some kinds (the ci plan's cutovers and failover) gets them however long the others
+   * take.
+   */
+  first: string[];
   kinds: FaultEntry[];
 }
 
@@ -128,11 +143,13 @@ export function parsePlan(raw: unknown, name: string): Plan {
     'postgresSettings',
     'coordinatorArgs',
     'routerArgs',
+    'movers',
+    'moverArgs',
   ]);
   const w = object(o.workload ?? {}, 'workload');
   known(w, 'workload', ['rate', 'clients', 'opTimeoutMs', 'mix', 'lists', 'counters', 'bank']);
   const f = object(o.faults ?? {}, 'faults');
-  known(f, 'faults', ['firstAfterS', 'gapS', 'quietEndS', 'everyKind', 'kinds']);
+  known(f, 'faults', ['firstAfterS', 'gapS', 'quietEndS', 'everyKind', 'first', 'kinds']);
   const network = str(c.network ?? 'auto', 'cluster.network');
   if (network !== 'auto' && network !== 'netns' && network !== 'loopback')
     throw new PlanError(`cluster.network must be auto, netns or loopback, not "${network}"`);
@@ -155,7 +172,17 @@ export function parsePlan(raw: unknown, name: string): Plan {
   const kinds = array(f.kinds ?? [], 'faults.kinds').map((k, i) =>
     faultEntry(k, `faults.kinds[${i}]`),
   );
+  const first = strings(f.first ?? [], 'faults.first');
+  for (const k of first)
+    if (!kinds.some((e) => e.kind === k))
+      throw new PlanError(`faults.first names "${k}", which faults.kinds does not list`);
   const seconds = num(o.seconds ?? 60, 'seconds', 1);
+  const needsMover = kinds.some((k) => MOVER_FAULT_KINDS.includes(k.kind) && k.weight > 0);
+  const movers = int(c.movers ?? (needsMover ? 1 : 0), 'cluster.movers', 0);
+  if (needsMover && movers === 0)
+    throw new PlanError(
+      `faults.kinds names ${MOVER_FAULT_KINDS.join(' / ')}, which need a mover: cluster.movers must be at least 1`,
+    );
   return {
     name: str(o.name ?? name, 'name'),
     description: str(o.description ?? '', 'description'),
@@ -171,6 +198,8 @@ export function parsePlan(raw: unknown, name: string): Plan {
       postgresSettings: stringMap(c.postgresSettings ?? {}, 'cluster.postgresSettings'),
       coordinatorArgs: strings(c.coordinatorArgs ?? [], 'cluster.coordinatorArgs'),
       routerArgs: strings(c.routerArgs ?? [], 'cluster.routerArgs'),
+      movers,
+      moverArgs: strings(c.moverArgs ?? [], 'cluster.moverArgs'),
     },
     workload: {
       rate: num(w.rate ?? 200, 'workload.rate', 1),
@@ -192,6 +221,7 @@ export function parsePlan(raw: unknown, name: string): Plan {
       gapS: pair(f.gapS ?? [10, 20], 'faults.gapS'),
       quietEndS: num(f.quietEndS ?? 20, 'faults.quietEndS', 0),
       everyKind: bool(f.everyKind ?? true, 'faults.everyKind'),
+      first,
       kinds,
     },
     settleTimeoutS: num(o.settleTimeoutS ?? 90, 'settleTimeoutS', 1),

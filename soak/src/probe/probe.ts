@@ -9,7 +9,8 @@ import type { Catalog } from '@tessera/proto';
 import { TableKind, NodeRole, keyTypeName } from '@tessera/proto';
 import type { CatalogRecord } from '../checker/final-state.js';
 import { F, TABLES } from '../checker/values.js';
-import { SOAK_DATABASE, type Cluster } from '../cluster/cluster.js';
+import { SOAK_DATABASE, type Cluster, type ServiceMember } from '../cluster/cluster.js';
+import type { NodeMember } from '../cluster/nodes.js';
 import type { HistoryWriter } from '../history/writer.js';
 import { execute } from '../workload/execute.js';
 import type { PlannedOp } from '../workload/generate.js';
@@ -55,14 +56,8 @@ export function catalogRecord(c: Catalog): CatalogRecord {
   };
 }
 
-/** Reads through every router as client operations of new processes. */
-export async function probeThroughRouters(
-  cluster: Cluster,
-  history: HistoryWriter,
-  newProcess: () => number,
-  keys: ProbeKeys,
-  timeoutMs: number,
-): Promise<void> {
+/** The final reads, as client operations: every list key, every counter, all balances. */
+export function probeOps(keys: ProbeKeys): PlannedOp[] {
   const lists = [...keys.lists].sort((a, b) => a - b);
   const counters = [...keys.counters].sort((a, b) => a - b);
   const ops: PlannedOp[] = [
@@ -110,7 +105,23 @@ export async function probeThroughRouters(
       keys: [],
     },
   ];
-  for (const r of cluster.routers) {
+  return ops;
+}
+
+/**
+ * Reads everything through one router as client operations of new processes; throws at the first
+ * that does not succeed (the caller retries: each attempt is in the history like any other read).
+ */
+export async function probeThroughRouter(
+  cluster: Cluster,
+  router: ServiceMember,
+  history: HistoryWriter,
+  newProcess: () => number,
+  ops: readonly PlannedOp[],
+  timeoutMs: number,
+): Promise<void> {
+  const r = router;
+  {
     const client = await cluster.routerClient(r);
     try {
       for (const op of ops) {
@@ -131,73 +142,78 @@ export async function probeThroughRouters(
   }
 }
 
-/** Rows from each node directly, with Postgres's own hash of each key, and leftovers. */
-export async function probeNodes(
+/** What one node holds: its rows of every sharded table, and what it has left behind. */
+export interface NodeProbe {
+  rows: { table: string; columns: string[]; rows: unknown[][] }[];
+  state: { prepared: string[]; slots: string[]; publications: string[]; subscriptions: string[] };
+}
+
+/** The catalog goes into the history first; the checker judges every node's rows by it. */
+export function noteCatalog(history: HistoryWriter, probe: number, catalog: Catalog): void {
+  history.note('probe', 'catalog', { probe, catalog: catalogRecord(catalog) });
+}
+
+/**
+ * Rows from one node directly, with Postgres's own hash of each key, and its leftovers. Nothing
+ * is written to the history here: an attempt that fails half-way must not leave half its rows.
+ */
+export async function probeNode(
   cluster: Cluster,
-  history: HistoryWriter,
-  probe: number,
+  n: NodeMember,
   catalog: Catalog,
-): Promise<void> {
+  timeoutMs = 30_000,
+): Promise<NodeProbe> {
   const record = catalogRecord(catalog);
-  history.note('probe', 'catalog', { probe, catalog: record });
   const seedOf = new Map(
     record.keyspaces.map((k) => [
       k.name,
       { seed: k.seed, fn: hashFunctionName(k.keyType as never) },
     ]),
   );
-  for (const n of cluster.nodes) {
-    try {
-      const c = await cluster.nodeClient(n, SOAK_DATABASE, 30_000);
-      try {
-        for (const t of Object.values(TABLES)) {
-          const ks = seedOf.get(t.keyspace);
-          if (!ks) throw new Error(`keyspace ${t.keyspace} is not in the catalog`);
-          const exists = await c.query('select to_regclass($1) is not null as e', [
-            `public.${t.name}`,
-          ]);
-          if (!exists.rows[0].e) continue; // not created on this node (e.g. the home node)
-          const r = await c.query({
-            text: `select *, ${ks.fn}(${t.key}, '${ks.seed}'::int8)::text as h from ${t.name}`,
-            rowMode: 'array',
-          });
-          const columns = r.fields.map((f) => f.name);
-          const rows = (r.rows as unknown[][]).map((row) =>
-            row.map((v, i) => (columns[i] === 'h' ? v : toNumbers(v))),
-          );
-          history.note('probe', 'node-rows', { probe, node: n.name, table: t.name, columns, rows });
-        }
-        const prepared = (
-          await c.query<{ gid: string }>('select gid from pg_prepared_xacts order by gid')
-        ).rows.map((x) => x.gid);
-        const slots = (
-          await c.query<{ slot_name: string }>('select slot_name from pg_replication_slots')
-        ).rows.map((x) => x.slot_name);
-        const publications = (
-          await c.query<{ pubname: string }>('select pubname from pg_publication')
-        ).rows.map((x) => x.pubname);
-        const subscriptions = (
-          await c.query<{ subname: string }>('select subname from pg_subscription')
-        ).rows.map((x) => x.subname);
-        history.note('probe', 'node-state', {
-          probe,
-          node: n.name,
-          prepared,
-          slots,
-          publications,
-          subscriptions,
-        });
-      } finally {
-        await c.end().catch(() => undefined);
-      }
-    } catch (e) {
-      history.note('probe', 'probe-error', {
-        probe,
-        node: n.name,
-        message: `${n.name}: ${(e as Error).message}`,
+  const out: NodeProbe = {
+    rows: [],
+    state: { prepared: [], slots: [], publications: [], subscriptions: [] },
+  };
+  const c = await cluster.nodeClient(n, SOAK_DATABASE, timeoutMs);
+  try {
+    for (const t of Object.values(TABLES)) {
+      const ks = seedOf.get(t.keyspace);
+      if (!ks) throw new Error(`keyspace ${t.keyspace} is not in the catalog`);
+      const exists = await c.query('select to_regclass($1) is not null as e', [`public.${t.name}`]);
+      if (!exists.rows[0].e) continue; // not created on this node (e.g. the home node)
+      const r = await c.query({
+        text: `select *, ${ks.fn}(${t.key}, '${ks.seed}'::int8)::text as h from ${t.name}`,
+        rowMode: 'array',
       });
+      const columns = r.fields.map((f) => f.name);
+      const rows = (r.rows as unknown[][]).map((row) =>
+        row.map((v, i) => (columns[i] === 'h' ? v : toNumbers(v))),
+      );
+      out.rows.push({ table: t.name, columns, rows });
     }
+    const col = async <K extends string>(sql: string, k: K): Promise<string[]> =>
+      (await c.query<Record<K, string>>(sql)).rows.map((x) => x[k]);
+    out.state = {
+      prepared: await col('select gid from pg_prepared_xacts order by gid', 'gid'),
+      slots: await col('select slot_name from pg_replication_slots', 'slot_name'),
+      publications: await col('select pubname from pg_publication', 'pubname'),
+      subscriptions: await col('select subname from pg_subscription', 'subname'),
+    };
+    return out;
+  } finally {
+    await c.end().catch(() => undefined);
   }
+}
+
+/** Writes one node's probe into the history. */
+export function noteNodeProbe(
+  history: HistoryWriter,
+  probe: number,
+  node: string,
+  p: NodeProbe,
+): void {
+  for (const r of p.rows) history.note('probe', 'node-rows', { probe, node, ...r });
+  history.note('probe', 'node-state', { probe, node, ...p.state });
 }
 
 function toNumbers(v: unknown): unknown {

@@ -35,6 +35,8 @@ export interface SoakReport {
   byKind: Record<string, { ok: number; fail: number; info: number }>;
   faults: FaultReport[];
   faultsByKind: Record<string, number>;
+  /** Cutovers that completed: moves whose job ended DONE (a split-merge makes two). */
+  cutovers: number;
   skippedKinds: { kind: string; reason: string }[];
   /** Kinds the plan names that never ran (the run was too short for them). */
   kindsNotRun: string[];
@@ -46,6 +48,14 @@ export interface SoakReport {
   lastLine: string;
 }
 
+/** The cutovers the faults' details count (faults/mover.ts). */
+export function cutoversOf(faults: readonly FaultReport[]): number {
+  return faults.reduce(
+    (n, f) => n + (typeof f.details.cutovers === 'number' ? f.details.cutovers : 0),
+    0,
+  );
+}
+
 export function lastLine(r: Omit<SoakReport, 'lastLine'>): string {
   const o = r.check.operations;
   const faults = Object.entries(r.faultsByKind)
@@ -54,8 +64,8 @@ export function lastLine(r: Omit<SoakReport, 'lastLine'>): string {
   const classes = ANOMALY_CLASSES.map((c) => `${c}=${r.check.anomalies[c]}`).join(' ');
   const fractured = FRACTURED_KINDS.map((k) => `${k}=${r.check.fractured[k]}`).join(' ');
   return (
-    `soak ${r.plan} seed ${r.seed}: ${o.total} operations (ok ${o.ok}, fail ${o.fail}, info ${o.info}) in ${Math.round(r.loadSeconds)} s; ` +
-    `${r.faults.length} faults of ${Object.keys(r.faultsByKind).length} kinds (${faults}); ` +
+    `soak ${r.plan} seed ${r.seed}: ${o.total} operations (ok ${o.ok}, fail ${o.fail}, info ${o.info}) in ${Math.round(r.loadSeconds)} s (${Math.round(o.total / Math.max(1, r.loadSeconds))} ops/s); ` +
+    `${r.faults.length} faults of ${Object.keys(r.faultsByKind).length} kinds (${faults}), ${r.cutovers} cutovers; ` +
     `anomalies ${r.check.anomalyTotal} (${classes}); fractured reads, not failures: ${fractured}`
   );
 }
