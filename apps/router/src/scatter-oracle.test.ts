@@ -30,8 +30,9 @@ const SEED = Number(process.env['TESSERA_ORACLE_SEED'] ?? 1);
 const COUNT = Number(process.env['TESSERA_ORACLE_COUNT'] ?? 4000);
 const SEARCH_PATH = searchPathMode(process.env['TESSERA_ORACLE_SEARCH_PATH']);
 
-// With TESSERA_ORACLE_SEARCH_PATH=shadow, a second `accounts` in schema `shadow` (a global table
-// to the router) comes first on some queries' search_path: wrong until issue 14 resolves names.
+// By default (TESSERA_ORACLE_SEARCH_PATH=shadow) a second `accounts` in schema `shadow` (a global
+// table to the router), made through the router after the session logged in, comes first on some
+// queries' search_path.
 const SHADOW_DDL = [
   'create schema shadow',
   'create table shadow.accounts (like public.accounts)',

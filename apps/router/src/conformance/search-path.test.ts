@@ -259,6 +259,9 @@ describe('what the router cannot resolve is refused, never guessed', () => {
   test('a table declared after login, behind a schema home may hold it: 0A000, says qualify', async () => {
     const session = await openDriver('pg-simple', routerUrl());
     try {
+      // Made on the nodes directly: no DDL through the router tells its sessions to look again.
+      for (const node of [c.home, ...c.data])
+        await node.query('create table public.late (tenant_id bigint, v text)');
       await c.admin.distributeTable({
         schema: 'public',
         name: 'late',
@@ -266,8 +269,6 @@ describe('what the router cannot resolve is refused, never guessed', () => {
         keyspace: 'tenants',
       });
       await waitFor(() => c.router.catalog()?.table('public', 'late') !== undefined);
-      const create = await session.run('create table public.late (tenant_id bigint, v text)');
-      assert.equal(create.sqlstate, undefined, create.message);
       assert.equal((await session.run('set search_path = s9, public')).sqlstate, undefined);
       const o = await session.run('select count(*) from late');
       assert.equal(o.sqlstate, '0A000', JSON.stringify(o));
@@ -288,6 +289,56 @@ describe('what the router cannot resolve is refused, never guessed', () => {
       await fresh.end();
     }
   });
+});
+
+describe('DDL through the router: every session resolves names as Postgres does from then on', () => {
+  for (const mode of ['pg-simple', 'pg-named'] as const)
+    test(`a schema and a global table made by another client shadow sharded public.t (${mode})`, async () => {
+      const schema = mode === 'pg-simple' ? 'late_a' : 'late_b';
+      const steps = [
+        `set search_path = ${schema}, public`,
+        'select count(*)::int as n from t',
+        'select tenant_id, v from t order by 1',
+      ];
+      const ddl = [
+        `create schema ${schema}`,
+        `create table ${schema}.t (tenant_id bigint, v text)`,
+        `insert into ${schema}.t values (7, 'late')`,
+      ];
+      const [viaRouter, direct] = await Promise.all([
+        openDriver(mode, routerUrl()),
+        openDriver(mode, plainUrl()),
+      ]);
+      const [otherRouter, otherDirect] = await Promise.all([
+        openDriver(mode, routerUrl()),
+        openDriver(mode, plainUrl()),
+      ]);
+      try {
+        // Both sessions logged in (and ran a statement) before the other client's DDL.
+        for (const sql of steps) {
+          const [g, w] = [await viaRouter.run(sql), await direct.run(sql)];
+          assert.deepEqual(g.rows, w.rows, sql);
+        }
+        for (const sql of ddl) {
+          const [g, w] = [await otherRouter.run(sql), await otherDirect.run(sql)];
+          assert.equal(g.sqlstate, undefined, `${sql}: ${g.message}`);
+          assert.equal(w.sqlstate, undefined, `${sql}: ${w.message}`);
+        }
+        for (const sql of steps) {
+          const [g, w] = [await viaRouter.run(sql), await direct.run(sql)];
+          assert.deepEqual(
+            { rows: g.rows, sqlstate: g.sqlstate },
+            { rows: w.rows, sqlstate: w.sqlstate },
+            `${sql}: router ${JSON.stringify(shown(g))} vs Postgres ${JSON.stringify(shown(w))}`,
+          );
+        }
+        assert.deepEqual((await viaRouter.run('select count(*)::int as n from t')).rows, [
+          { n: 1 },
+        ]);
+      } finally {
+        for (const d of [viaRouter, direct, otherRouter, otherDirect]) await d.end();
+      }
+    });
 });
 
 async function waitFor(check: () => boolean): Promise<void> {

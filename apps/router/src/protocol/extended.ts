@@ -33,6 +33,7 @@ import type { StatementRecord } from '../statement/prepared.js';
 import { isSingleRun, prepareOn, statementNamed } from '../statement/prepared.js';
 import type { Statement } from '../statement/statement.js';
 import { filledRecord, prefillBatch, type Prefilled } from '../sequences/prefill.js';
+import { noteDdl } from '../session/names.js';
 import { executeAsBind } from '../statement/sql-prepared.js';
 import { admitted } from './admission.js';
 import { closeOpenCycle, openCycleBackend, usesOpenPortal } from './cycle.js';
@@ -174,6 +175,7 @@ class BatchRun implements Batch, BindVia {
         this.filled = e.filled;
         return this.admitBind(e.bind, e.rec, portal, e.rec.analysis!);
       });
+    noteDdl(s, [a]);
     const own = filledRecord(s, this.prefilled?.get(this.i), rec);
     this.filled = own !== undefined;
     return this.admitBind(m, own ?? rec, portal, own?.analysis ?? a);

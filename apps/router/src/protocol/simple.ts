@@ -19,6 +19,7 @@ import { simpleStatement } from '../statement/statement.js';
 import { admitted, txnView } from './admission.js';
 import { runExecuteQuery } from './execute-sql.js';
 import { filledText, forgetAfterDdl } from '../sequences/defaults.js';
+import { noteDdl } from '../session/names.js';
 
 const ignore = (): void => undefined;
 
@@ -34,6 +35,7 @@ export async function handleQuery(s: Session, m: InMsg): Promise<void> {
       const f = got instanceof Promise ? await got : got;
       const raw = f === undefined ? m.raw : writeQuery(new Writer(f.sql.length + 8), f.sql).flush();
       const list = f?.analyses ?? analyses;
+      noteDdl(s, list);
       const only = list.length === 1 ? list[0]! : undefined;
       if (only?.kind === 'execute') {
         // Answered as a batch ending with a Sync: its ReadyForQuery is the Query's.

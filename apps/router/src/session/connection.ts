@@ -5,6 +5,7 @@ import { FrontendCode, ProtocolError } from '@tessera/pg-wire';
 import { RouterError, SQLSTATE } from '../errors.js';
 import { handleBatch } from '../protocol/extended.js';
 import { handleQuery } from '../protocol/simple.js';
+import { ddlFinished, refreshNames } from './names.js';
 import type { InMsg } from './client-in.js';
 import type { Session } from './session.js';
 import { runStartup } from './startup.js';
@@ -81,7 +82,7 @@ export class Connection {
     if (s.skipUntilSync && m.code !== FrontendCode.Sync) return;
     switch (m.code) {
       case FrontendCode.Query:
-        return handleQuery(s, m);
+        return withFreshNames(s, () => handleQuery(s, m));
       case FrontendCode.Parse:
       case FrontendCode.Bind:
       case FrontendCode.Describe:
@@ -91,7 +92,7 @@ export class Connection {
         return;
       case FrontendCode.Flush:
       case FrontendCode.Sync:
-        return this.endOfBatch(m);
+        return withFreshNames(s, () => this.endOfBatch(m));
       // CopyData, CopyDone, CopyFail outside COPY: dropped, as Postgres does.
       case FrontendCode.CopyData:
       case FrontendCode.CopyDone:
@@ -131,4 +132,24 @@ export class Connection {
     }
     return handleBatch(s, batch);
   }
+}
+
+/**
+ * Runs a Query or a batch after the session's table names are current (DDL through the router
+ * may have added a table its search_path finds first); DDL it runs marks them stale for all.
+ */
+function withFreshNames(
+  s: Session,
+  run: () => Promise<void> | undefined,
+): Promise<void> | undefined {
+  const go = (): Promise<void> | undefined => {
+    const r = run();
+    if (r === undefined) {
+      ddlFinished(s);
+      return undefined;
+    }
+    return r.finally(() => ddlFinished(s));
+  };
+  const stale = refreshNames(s);
+  return stale === undefined ? go() : stale.then(go);
 }

@@ -564,10 +564,13 @@ export const SHAPE_FAMILY_NAMES: ReadonlySet<string> = new Set(Object.keys(SHAPE
 
 export type SearchPathMode = 'on' | 'off' | 'shadow';
 
-/** TESSERA_ORACLE_SEARCH_PATH: `on` (default), `off`, or `shadow` (needs issue 14's resolution). */
+/**
+ * TESSERA_ORACLE_SEARCH_PATH: `shadow` (default: some queries run under a path whose first schema
+ * holds a global `accounts` that shadows the sharded one), `on` (paths without it), or `off`.
+ */
 export function searchPathMode(value: string | undefined): SearchPathMode {
-  if (value === undefined || value === '' || value === 'on') return 'on';
-  if (value === 'off' || value === 'shadow') return value;
+  if (value === undefined || value === '' || value === 'shadow') return 'shadow';
+  if (value === 'off' || value === 'on') return value;
   throw new Error(`TESSERA_ORACLE_SEARCH_PATH must be on, off or shadow, not ${value}`);
 }
 
