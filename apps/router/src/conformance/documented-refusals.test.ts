@@ -102,6 +102,10 @@ const CASES: Record<string, { readonly doc: string; readonly steps: readonly str
       'insert into order_items (tenant_id, id, qty) select tenant_id, id + 100, qty from orders',
     ],
   },
+  "a read of pg_prepared_statements (it would show a pooled backend's, not the session's)": {
+    doc: 'architecture.md',
+    steps: ['prepare p4 as select 1', 'select name from pg_prepared_statements'],
+  },
   'PREPARE in a multi-statement query': {
     doc: 'architecture.md',
     steps: ['prepare p3 as select 1; select 2'],

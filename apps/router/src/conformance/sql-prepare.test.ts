@@ -50,7 +50,6 @@ function steps(n: number): (readonly [Who, string])[] {
     ['A', 'execute k(9.0)'],
     ['A', 'execute k(null)'],
     ['B', 'execute k(7)'],
-    ['B', "select count(*)::int as n from pg_prepared_statements where name = 'k'"],
     ['B', 'prepare k as select 2 as two'],
     ['B', 'execute k'],
     ['B', 'deallocate k'],

@@ -2,7 +2,7 @@
 // pure function over plain data, unit-tested without sockets. The session executes the Route.
 // This file dispatches on the statement kind; the rules of each kind live beside it: rows that
 // exist (route-dml.ts), rows that arrive (route-insert.ts), objects and maintenance (route-ddl.ts).
-import type { Analysis } from '@tessera/sql';
+import type { Analysis, TableRef } from '@tessera/sql';
 import type { Snapshot } from '@tessera/keyspace';
 import type { ParamSource } from './key-hash.js';
 import { home, refuse, type Route } from './route-types.js';
@@ -15,6 +15,7 @@ import { routeLock } from './route-lock.js';
 export function route(a: Analysis, catalog: Snapshot, params: ParamSource | undefined): Route {
   switch (a.kind) {
     case 'select':
+      if (readsPreparedStatements(a.tables)) return refuse(PREPARED_STATEMENTS_REFUSAL);
       return routeDml(a, a.where, catalog, params, 'select');
     case 'update': {
       const t = classify(a.tables, catalog);
@@ -87,3 +88,17 @@ export function route(a: Analysis, catalog: Snapshot, params: ParamSource | unde
 function assertNever(x: never): never {
   throw new TypeError(`unhandled analysis kind ${JSON.stringify(x)}`);
 }
+
+/**
+ * pg_prepared_statements through the router would list the statements of the pooled backend the
+ * read lands on (the router's names, other clients' statements it shares there), not the
+ * client's own: refused rather than answered wrongly.
+ */
+const readsPreparedStatements = (tables: readonly TableRef[]): boolean =>
+  tables.some(
+    (t) =>
+      t.name === 'pg_prepared_statements' && (t.schema === undefined || t.schema === 'pg_catalog'),
+  );
+
+const PREPARED_STATEMENTS_REFUSAL =
+  "pg_prepared_statements is not supported through the router: it would list the statements of a pooled backend, not this session's";
