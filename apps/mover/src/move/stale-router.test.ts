@@ -5,11 +5,7 @@
 // narrowed fence refuses it (23514). It is never applied there.
 import { test, before, after } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { hashKeyText } from '@tessera/pg-hash';
-import { freePort } from '@tessera/pgctl';
 import { JobState } from '@tessera/proto';
 import pg from 'pg';
 import {
@@ -18,8 +14,7 @@ import {
   waitForJob,
   type MoverCluster,
 } from '../testing/cluster.js';
-
-const ROUTER_MAIN = fileURLToPath(new URL('../../../router/src/main.ts', import.meta.url));
+import { spawnRouter } from '../testing/router-process.js';
 
 let c: MoverCluster;
 before(async () => {
@@ -31,34 +26,8 @@ after(async () => {
 });
 
 test('a paused router is left out after its heartbeat is stale, and its late write to the old owner is refused', async () => {
-  const port = await freePort();
-  const router = spawn(
-    process.execPath,
-    [
-      '--conditions=development',
-      '--import',
-      'tsx',
-      ROUTER_MAIN,
-      '--listen',
-      `127.0.0.1:${port}`,
-      '--coordinator',
-      c.coordinator.address,
-      '--metrics-port',
-      '0',
-      '--router-id',
-      'sleepy',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TESSERA_LOG_LEVEL: 'info' } },
-  );
-  const exited = new Promise((r) => router.once('exit', r));
+  const router = await spawnRouter(c.coordinator.address, 'sleepy');
   try {
-    await new Promise<void>((resolve, reject) => {
-      const rl = createInterface({ input: router.stdout! });
-      rl.on('line', (l) => {
-        if (l.includes('catalog swapped in')) resolve();
-      });
-      router.once('exit', () => reject(new Error('the router exited')));
-    });
     const cat = await c.catalog.getCatalog({});
     const range = cat.ranges.find((r) => r.keyspace === 'accounts' && r.owner === 'data1')!;
     const key = [...Array(5000).keys()]
@@ -68,12 +37,10 @@ test('a paused router is left out after its heartbeat is stale, and its late wri
         return range.lo <= h && h <= range.hi;
       })!;
     // A session to the sleepy router, open before it sleeps (its backend pool warm).
-    const client = new pg.Client({
-      connectionString: `postgresql://postgres@127.0.0.1:${port}/postgres`,
-    });
+    const client = new pg.Client({ connectionString: router.url });
     await client.connect();
     await client.query('select 1 from accounts where id = $1', [key.toString()]);
-    router.kill('SIGSTOP');
+    router.child.kill('SIGSTOP');
     const job = await c.jobs.submitJob(moveRequest('accounts', range.lo, 'data2'));
     const done = await waitForJob(c.jobs, job.id, 180_000);
     assert.equal(done.state, JobState.DONE, done.error);
@@ -86,7 +53,7 @@ test('a paused router is left out after its heartbeat is stale, and its late wri
         (e: unknown) => (e as { code?: string }).code ?? String(e),
       );
     await new Promise((r) => setTimeout(r, 200));
-    router.kill('SIGCONT');
+    router.child.kill('SIGCONT');
     const outcome = await write;
     const onOld = await c.byName
       .get('data1')!
@@ -102,8 +69,6 @@ test('a paused router is left out after its heartbeat is stale, and its late wri
     );
     await client.end().catch(() => undefined);
   } finally {
-    router.kill('SIGCONT');
-    router.kill('SIGKILL');
-    await exited;
+    await router.kill();
   }
 });

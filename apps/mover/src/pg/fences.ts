@@ -19,7 +19,10 @@ const CONVERT_ATTEMPTS = 50;
 
 /**
  * Replaces the fence function only (the cutover's swap): one catalog write, no table lock.
- * Resolves with the server's clock right after it committed (one round trip for both).
+ * Resolves with the server's clock right after it committed (one round trip for both). The
+ * explicit COMMIT matters: statements of one Query run in one implicit transaction, so without it
+ * the clock is read before the commit, and a writer whose transaction began in between passed
+ * the old fence yet looks younger than the swap to waitForWriters. Never call it inside BEGIN.
  */
 export async function swapFence(
   c: pg.ClientBase,
@@ -27,7 +30,7 @@ export async function swapFence(
   ranges: readonly HashRange[],
 ): Promise<string> {
   const results = (await c.query(
-    `${ownsFunctionSql(keyspace, ranges)}; select clock_timestamp()::text as t`,
+    `${ownsFunctionSql(keyspace, ranges)}; commit; select clock_timestamp()::text as t`,
   )) as unknown as { rows: { t?: string }[] }[];
   return results[results.length - 1]!.rows[0]!.t!;
 }
