@@ -1,6 +1,7 @@
 // Clients that give up while their transaction waits for a backend (the soak's finding: more
 // clients than --pool-size, transactions on both data nodes, clients that time out and drop their
-// connection) leave no backend idle in transaction, and a transaction that holds a backend on one
+// connection) leave no backend idle in transaction; one that leaves while it waits for the pool
+// gives its turn to the next client; and a transaction that holds a backend on one
 // node while waiting for a backend on another (hold-and-wait across pools) is refused with 53300
 // after --held-acquire-timeout-ms rather than waiting for the pool forever.
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +15,7 @@ import { keysByNode, metricSum } from './testing/keys.js';
 let c: TestCluster;
 let k1: number;
 let k2: number;
+let k1b: number;
 const CLIENTS = 12;
 const GIVE_UP_MS = 400;
 
@@ -23,12 +25,13 @@ before(async () => {
   const keys = keysByNode(c.router, 'orders');
   k1 = keys.get('data1')![0]!;
   k2 = keys.get('data2')![0]!;
+  k1b = keys.get('data1')![1]!;
   const client = new pg.Client({ connectionString: c.url() });
   await client.connect();
   await client.query(
     'create table orders (tenant_id bigint not null, id bigint not null, total int, primary key (tenant_id, id))',
   );
-  await client.query(`insert into orders values (${k1}, 1, 0), (${k2}, 1, 0)`);
+  await client.query(`insert into orders values (${k1}, 1, 0), (${k2}, 1, 0), (${k1b}, 1, 0)`);
   await client.end();
 });
 after(async () => {
@@ -88,8 +91,8 @@ describe('clients that give up', () => {
     }
     assert.deepEqual(left, {}, 'backends idle in transaction or waiting on locks');
     assert.ok(
-      (await metricSum(c.router.metricsPort, /^tessera_router_pool_acquire_abandoned_total/)) >= 1,
-      'waits ended by clients that left',
+      (await metricSum(c.router.metricsPort, /^tessera_router_pool_acquire_waits_total/)) >= 1,
+      'clients waited for a busy pool',
     );
     // A new client gets backends on both nodes and commits across them.
     const client = await connect();
@@ -104,6 +107,41 @@ describe('clients that give up', () => {
       assert.notEqual(await Promise.race([done.then(() => 'done'), late]), 'late');
     } finally {
       await client.end();
+    }
+  });
+
+  test('a client that leaves while it waits for the pool gives its turn away', async () => {
+    await c.restartRouter({ poolSize: 1 });
+    const holder = await connect();
+    const quitter = await connect();
+    const next = await connect();
+    try {
+      await holder.query('begin');
+      await holder.query('update orders set total = total + 1 where tenant_id = $1', [k1]);
+      // data1's only backend is the holder's: the quitter, in a transaction, waits for the pool
+      // and leaves. (Before the fix its wait went on; the holder's backend went to it when the
+      // holder committed, and stayed idle in its transaction with nobody to end it.)
+      await quitter.query('begin');
+      // Another row of data1: the quitter waits for the pool, not for the holder's row lock.
+      const waiting = quitter.query('update orders set total = 1 where tenant_id = $1', [k1b]);
+      waiting.catch(() => undefined);
+      const port = c.router.metricsPort;
+      const waits = /^tessera_router_pool_acquire_waits_total\{node="data1"/;
+      for (let i = 0; i < 50 && (await metricSum(port, waits)) < 1; i++) await sleep(20);
+      drop(quitter);
+      const abandoned = /^tessera_router_pool_acquire_abandoned_total\{node="data1"/;
+      for (let i = 0; i < 50 && (await metricSum(port, abandoned)) < 1; i++) await sleep(20);
+      assert.equal(await metricSum(port, abandoned), 1);
+      await holder.query('commit');
+      // The backend the holder gave back goes to the next client, not to the one that left.
+      const t0 = Date.now();
+      const r = await next.query('select total from orders where tenant_id = $1', [k1]);
+      assert.equal(r.rows.length, 1);
+      assert.ok(Date.now() - t0 < 3_000, `the next client waited ${Date.now() - t0} ms`);
+      assert.deepEqual(await stuck(), {});
+    } finally {
+      await holder.end().catch(() => undefined);
+      await next.end().catch(() => undefined);
     }
   });
 
