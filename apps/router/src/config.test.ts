@@ -17,6 +17,16 @@ describe('parseConfig', () => {
     assert.equal(p.config.poolMode, 'transaction');
     assert.equal(p.config.maxClients, 1000);
     assert.equal(p.config.auth, 'trust');
+    assert.equal(p.config.acquireTimeoutMs, 30_000);
+    assert.equal(p.config.heldAcquireTimeoutMs, 5_000);
+  });
+
+  test('the held acquire wait, by flag or environment', () => {
+    const byEnv = parseConfig([], { TESSERA_HELD_ACQUIRE_TIMEOUT_MS: '750' });
+    assert.ok(!byEnv.help && byEnv.config.heldAcquireTimeoutMs === 750);
+    const byFlag = parseConfig(['--held-acquire-timeout-ms', '250'], {});
+    assert.ok(!byFlag.help && byFlag.config.heldAcquireTimeoutMs === 250);
+    assert.throws(() => parseConfig(['--held-acquire-timeout-ms', '0'], {}), /between 1/);
   });
 
   test('flags win over the environment', () => {

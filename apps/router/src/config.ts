@@ -34,6 +34,12 @@ export interface RouterConfig {
   token?: string | undefined;
   /** How long a client waits for a free backend before it gets an error. */
   acquireTimeoutMs: number;
+  /**
+   * The same wait for a session that already holds a backend on another node (a transaction
+   * across nodes, session pooling): bounded shorter, so sessions holding one pool's backends
+   * while they wait for another's cannot deadlock the pools (the lower of the two applies).
+   */
+  heldAcquireTimeoutMs: number;
   /** How long a new connection may take to log in (Postgres' authentication_timeout). */
   loginTimeoutMs: number;
   /** Role the router logs in to the home node as to read SCRAM verifiers (--auth scram). */
@@ -83,6 +89,11 @@ Flags (each also read from the environment variable shown):
   --router-id ID            TESSERA_ROUTER_ID       identity registered with the coordinator
   --auth-user ROLE          TESSERA_AUTH_USER       role reading verifiers on home (default postgres)
   --acquire-timeout-ms MS   TESSERA_ACQUIRE_TIMEOUT_MS  wait for a free backend (default 30000)
+  --held-acquire-timeout-ms MS
+                    TESSERA_HELD_ACQUIRE_TIMEOUT_MS  the wait of a session that holds a backend
+                                                    on another node (a transaction across nodes):
+                                                    53300 after it, so sessions cannot deadlock
+                                                    waiting for each other's pools (default 5000)
   --login-timeout-ms MS     TESSERA_LOGIN_TIMEOUT_MS    time a new connection has to log in
                                                     (default 10000)
   --tls-cert FILE           TESSERA_TLS_CERT        PEM certificate (chain); with --tls-key: TLS on
@@ -121,6 +132,7 @@ type ValueKey =
   | 'auth'
   | 'routerId'
   | 'acquireTimeoutMs'
+  | 'heldAcquireTimeoutMs'
   | 'loginTimeoutMs'
   | 'authUser'
   | 'tlsCert'
@@ -142,6 +154,10 @@ const FLAGS: FlagTable<ValueKey> = {
   '--auth': { env: 'TESSERA_AUTH', key: 'auth' },
   '--router-id': { env: 'TESSERA_ROUTER_ID', key: 'routerId' },
   '--acquire-timeout-ms': { env: 'TESSERA_ACQUIRE_TIMEOUT_MS', key: 'acquireTimeoutMs' },
+  '--held-acquire-timeout-ms': {
+    env: 'TESSERA_HELD_ACQUIRE_TIMEOUT_MS',
+    key: 'heldAcquireTimeoutMs',
+  },
   '--login-timeout-ms': { env: 'TESSERA_LOGIN_TIMEOUT_MS', key: 'loginTimeoutMs' },
   '--auth-user': { env: 'TESSERA_AUTH_USER', key: 'authUser' },
   '--tls-cert': { env: 'TESSERA_TLS_CERT', key: 'tlsCert' },
@@ -209,6 +225,14 @@ function validate(raw: RawSettings<ValueKey>, env: NodeJS.ProcessEnv): RouterCon
       'acquireTimeoutMs',
       '--acquire-timeout-ms',
       30_000,
+      1,
+      3_600_000,
+    ),
+    heldAcquireTimeoutMs: intSetting(
+      raw,
+      'heldAcquireTimeoutMs',
+      '--held-acquire-timeout-ms',
+      5_000,
       1,
       3_600_000,
     ),

@@ -2,6 +2,7 @@
 // and errors by SQLSTATE, on the service registry from @tessera/telemetry.
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from '@tessera/telemetry';
+import type { AcquireStats } from './pool/pool.js';
 import type { RouteLabel } from './routing/route-types.js';
 
 export interface RouterMetrics {
@@ -35,6 +36,7 @@ export function routerMetrics(
   registry: Registry,
   poolUsage: () => Map<string, { idle: number; busy: number }>,
   leaseLeftMs: () => number = () => 0,
+  acquireStats: () => ReadonlyMap<string, Readonly<AcquireStats>> = () => new Map(),
 ): RouterMetrics {
   const clientConnections = new Gauge({
     name: 'tessera_router_client_connections',
@@ -66,6 +68,27 @@ export function routerMetrics(
       }
     },
   });
+  poolCounter(
+    registry,
+    'tessera_router_pool_acquire_waits_total',
+    'Statements that found every backend of their pool busy and waited, by node',
+    () => acquireStats(),
+    'waits',
+  );
+  poolCounter(
+    registry,
+    'tessera_router_pool_acquire_timeouts_total',
+    'Waits for a busy pool that ended in 53300 (--acquire-timeout-ms, --held-acquire-timeout-ms), by node',
+    () => acquireStats(),
+    'timeouts',
+  );
+  poolCounter(
+    registry,
+    'tessera_router_pool_acquire_abandoned_total',
+    'Waits for a busy pool ended because the client went away, by node',
+    () => acquireStats(),
+    'abandoned',
+  );
   const merged = new Histogram({
     name: 'tessera_router_scatter_rows_merged',
     help: 'Rows the nodes sent to the router per read across nodes',
@@ -141,6 +164,26 @@ export function routerMetrics(
     statements,
     error: errors,
   };
+}
+
+/** A per-node counter read from the pools' own counts at scrape time. */
+function poolCounter(
+  registry: Registry,
+  name: string,
+  help: string,
+  stats: () => ReadonlyMap<string, Readonly<AcquireStats>>,
+  field: keyof AcquireStats,
+): void {
+  new Counter({
+    name,
+    help,
+    labelNames: ['node'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [node, st] of stats()) this.inc({ node }, st[field]);
+    },
+  });
 }
 
 /**

@@ -82,6 +82,7 @@ export async function startRouter(
     metrics.registry,
     () => pools.usage(),
     () => watcher.lease.leftMs(),
+    () => pools.acquireStats(),
   );
   const sessions = new Set<Session>();
 

@@ -14,7 +14,7 @@ import type { Backend } from '../pool/backend.js';
 import type { Pool } from '../pool/pool.js';
 import { isWrite } from '../routing/writes.js';
 import type { Session } from '../session/session.js';
-import { engageInto, engageNow, poolFor, replaySettings } from './backends.js';
+import { acquireFor, engageInto, engageNow, poolFor, replaySettings } from './backends.js';
 import type { Policy, Round } from './round.js';
 
 /** Whether `a` may share a backend with other sessions' reads (see above). */
@@ -81,7 +81,7 @@ function lane(
   const depth = s.services.config.pipelineDepth;
   const lent = pool.lend(depth, name, s.settings.key());
   if (lent !== undefined) return intoLane(s, round, node, pool, lent);
-  return pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough).then((b) => {
+  return acquireFor(s, pool).then((b) => {
     pool.makeLane(b, depth);
     return intoLane(s, round, node, pool, b);
   });

@@ -110,10 +110,32 @@ async function acquireInto(
   messages: Buffer[],
   expect: Expectation[],
 ): Promise<Backend> {
-  const backend = await pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough);
+  const backend = await acquireFor(s, pool);
   s.held.set(node, { backend, pool });
   backend.idleOwner = s.idleOwner;
   prepareBackend(s, backend, node, begin, messages, expect);
+  return backend;
+}
+
+/**
+ * A backend of `pool` for session `s`, waited for if the pool is busy. A session that holds
+ * backends already (a transaction across nodes, session pooling) waits at most
+ * --held-acquire-timeout-ms: sessions that each hold one pool's backends while they wait for
+ * another's would otherwise wait for each other until --acquire-timeout-ms. The wait ends when
+ * the client goes away; a backend that arrives after that goes straight back.
+ */
+export async function acquireFor(s: Session, pool: Pool): Promise<Backend> {
+  const config = s.services.config;
+  const holds = [...s.held.values()].some((h) => !h.backend.pinnedOut);
+  const wait =
+    holds && config.heldAcquireTimeoutMs < config.acquireTimeoutMs
+      ? { ms: config.heldAcquireTimeoutMs, flag: '--held-acquire-timeout-ms' }
+      : { ms: config.acquireTimeoutMs, flag: '--acquire-timeout-ms' };
+  const backend = await pool.acquire(wait.ms, s.passThrough, { signal: s.gone, flag: wait.flag });
+  if (s.closed) {
+    pool.release(backend);
+    throw new RouterError(SQLSTATE.connectionFailure, 'the client went away');
+  }
   return backend;
 }
 

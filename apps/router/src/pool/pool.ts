@@ -5,10 +5,31 @@ import { RouterError, SQLSTATE } from '../errors.js';
 import { Backend, type BackendTarget } from './backend.js';
 import type { ScramPassThrough } from './scram-pass-through.js';
 
+/** How a caller waits for a busy pool (Pool.acquire). */
+export interface AcquireWait {
+  /** Aborts when the client is gone: the wait ends at once. */
+  signal?: AbortSignal | undefined;
+  /** The setting the timeout came from, named in the error. */
+  flag?: string | undefined;
+}
+
+/** Counts of waits for a busy pool, kept per node across its pools (metrics). */
+export interface AcquireStats {
+  waits: number;
+  timeouts: number;
+  /** Waits ended because the client went away. */
+  abandoned: number;
+}
+
+const gone = (): RouterError =>
+  new RouterError(SQLSTATE.connectionFailure, 'the client went away while waiting for a backend');
+
 interface Waiter {
   resolve(b: Backend): void;
   reject(e: Error): void;
   timer: NodeJS.Timeout;
+  /** Its turn came: from now on it is answered, whatever its signal does. */
+  served(): void;
   passThrough: ScramPassThrough | undefined;
 }
 
@@ -35,14 +56,25 @@ export class Pool {
     readonly target: BackendTarget,
     readonly size: number,
     private readonly connectTimeoutMs: number,
+    readonly stats: AcquireStats = { waits: 0, timeouts: 0, abandoned: 0 },
   ) {}
 
   get idleCount(): number {
     return this.idle.length;
   }
 
-  /** `passThrough`: the acquiring client's SCRAM key, used if a new connection must log in. */
-  acquire(timeoutMs: number, passThrough?: ScramPassThrough): Promise<Backend> {
+  /**
+   * `passThrough`: the acquiring client's SCRAM key, used if a new connection must log in. A wait
+   * for a busy pool ends in 53300 after `timeoutMs` (the message names `wait.flag`, the setting
+   * that chose it), or at once when `wait.signal` aborts (the client went away): then its turn
+   * goes to the next waiter. A connection being opened is not abandoned: the caller gives back
+   * what arrives after its signal aborted.
+   */
+  acquire(
+    timeoutMs: number,
+    passThrough?: ScramPassThrough,
+    wait: AcquireWait = {},
+  ): Promise<Backend> {
     if (this.closed)
       return Promise.reject(
         new RouterError(SQLSTATE.connectionFailure, `node "${this.target.node}" moved; retry`),
@@ -50,22 +82,40 @@ export class Pool {
     const idle = this.tryAcquire();
     if (idle !== undefined) return Promise.resolve(idle);
     if (this.total < this.size) return this.open(passThrough);
+    const { signal, flag = '--acquire-timeout-ms' } = wait;
+    if (signal?.aborted === true) return Promise.reject(gone());
+    this.stats.waits++;
     return new Promise((resolve, reject) => {
+      const leave = (e: Error): void => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        clearTimeout(waiter.timer);
+        signal?.removeEventListener('abort', onAbort);
+        reject(e);
+      };
+      const onAbort = (): void => {
+        this.stats.abandoned++;
+        leave(gone());
+      };
       const waiter: Waiter = {
         resolve,
-        reject,
+        reject: (e) => leave(e),
+        served: () => {
+          clearTimeout(waiter.timer);
+          signal?.removeEventListener('abort', onAbort);
+        },
         timer: setTimeout(() => {
-          const i = this.waiters.indexOf(waiter);
-          if (i >= 0) this.waiters.splice(i, 1);
-          reject(
+          this.stats.timeouts++;
+          leave(
             new RouterError(
               SQLSTATE.tooManyConnections,
-              `no backend connection to node "${this.target.node}" became free within ${timeoutMs} ms (pool size ${this.size})`,
+              `no backend connection to node "${this.target.node}" became free within ${timeoutMs} ms (pool of ${this.size} for database "${this.target.database}", user "${this.target.user}"; see --pool-size and ${flag})`,
             ),
           );
         }, timeoutMs),
         passThrough,
       };
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
     });
   }
@@ -208,7 +258,7 @@ export class Pool {
     b.lastUsedMs = Date.now();
     const w = this.waiters.shift();
     if (w) {
-      clearTimeout(w.timer);
+      w.served();
       this.busy++;
       w.resolve(b);
       return;
@@ -219,7 +269,7 @@ export class Pool {
   private serveWaiter(): void {
     if (this.waiters.length === 0 || this.total >= this.size || this.closed) return;
     const w = this.waiters.shift()!;
-    clearTimeout(w.timer);
+    w.served();
     this.open(w.passThrough).then(w.resolve, w.reject);
   }
 
@@ -241,10 +291,7 @@ export class Pool {
     for (const b of this.idle) b.close();
     this.total -= this.idle.length;
     this.idle.length = 0;
-    for (const w of this.waiters) {
-      clearTimeout(w.timer);
+    for (const w of this.waiters.splice(0))
       w.reject(new RouterError(SQLSTATE.adminShutdown, 'the router is shutting down'));
-    }
-    this.waiters.length = 0;
   }
 }

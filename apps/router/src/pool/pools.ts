@@ -3,7 +3,7 @@
 import type { Snapshot } from '@tessera/keyspace';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend } from './backend.js';
-import { Pool } from './pool.js';
+import { Pool, type AcquireStats } from './pool.js';
 import type { ScramPassThrough } from './scram-pass-through.js';
 
 export interface PoolSettings {
@@ -15,6 +15,8 @@ export interface PoolSettings {
 
 export class Pools {
   private readonly pools = new Map<string, Pool>();
+  /** Per node, over every pool it had (pools of a moved node are replaced; counts go on). */
+  private readonly stats = new Map<string, AcquireStats>();
   private readonly reaper: NodeJS.Timeout;
 
   constructor(private readonly settings: PoolSettings) {
@@ -42,6 +44,7 @@ export class Pools {
         },
         this.settings.size,
         this.settings.connectTimeoutMs,
+        this.statsOf(node),
       );
       this.pools.set(key, p);
     }
@@ -70,6 +73,17 @@ export class Pools {
         this.pools.delete(key);
       }
     }
+  }
+
+  private statsOf(node: string): AcquireStats {
+    let st = this.stats.get(node);
+    if (st === undefined) this.stats.set(node, (st = { waits: 0, timeouts: 0, abandoned: 0 }));
+    return st;
+  }
+
+  /** Per node: waits for a busy pool, and how many timed out or were abandoned (metrics). */
+  acquireStats(): ReadonlyMap<string, Readonly<AcquireStats>> {
+    return this.stats;
   }
 
   /** Per node: backends idle and busy (for the pool gauge). */

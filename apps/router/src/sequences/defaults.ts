@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Analysis, InsertAnalysis } from '@tessera/sql';
 import type { Snapshot } from '@tessera/keyspace';
 import { insertLayout } from '@tessera/sql';
-import { poolFor } from '../execute/backends.js';
+import { acquireFor, poolFor } from '../execute/backends.js';
 import { lookupTable, qualified } from '../routing/tables.js';
 import type { Session } from '../session/session.js';
 import type { SequenceDef } from './blocks.js';
@@ -140,7 +140,7 @@ async function onSomeNode(
   const node =
     snapshot.nodes.find((n) => !s.held.has(n) && !snapshot.failingOver.has(n)) ?? snapshot.home;
   const pool = poolFor(s, snapshot, node);
-  const backend = await pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough);
+  const backend = await acquireFor(s, pool);
   try {
     return await queryText(backend, sql, params, TABLE_QUERY_TIMEOUT_MS);
   } finally {

@@ -90,6 +90,8 @@ export class Session implements Cancellable {
   cancelWait: (() => void) | undefined;
 
   closed = false;
+  /** Behind `gone`, made on first use: most sessions never wait for a busy pool. */
+  private ending: AbortController | undefined;
   /** Set when the connection is over --max-clients: answered after its startup packet. */
   refusal: RouterError | undefined;
 
@@ -214,11 +216,19 @@ export class Session implements Cancellable {
     this.cancelWait?.();
   }
 
+  /** Aborted when the session ends: its waits for a busy pool end with it (Pool.acquire). */
+  get gone(): AbortSignal {
+    this.ending ??= new AbortController();
+    if (this.closed) this.ending.abort();
+    return this.ending.signal;
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.input.notify();
     this.cancelWait?.();
+    this.ending?.abort();
     for (const [node, h] of this.held) {
       this.held.delete(node);
       // A backend mid-statement or mid-transaction is not reusable; the pool closes those. One
