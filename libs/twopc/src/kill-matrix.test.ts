@@ -201,7 +201,7 @@ test('the coordinator is SIGKILLed before the decision, a standby takes over: th
     spec(c.clusterUid, txid, {
       coordinators: [c.coordinator.address, standby.proc.address],
       pauseBeforeDecide: true,
-      retryForMs: 15_000,
+      retryForMs: 30_000,
     }),
   );
   await run.waitFor('deciding');

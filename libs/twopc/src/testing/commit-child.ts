@@ -58,9 +58,11 @@ async function main(): Promise<void> {
   const participants = clients.map((c, i) =>
     sqlParticipant(spec.nodes[i]!.name, (sql) => c.query(sql)),
   );
+  // Deadlines far above a Decide's normal few milliseconds: the matrix checks outcomes, and on a
+  // loaded machine a 2 s deadline turned logged decisions into in-doubt answers.
   const grpc = grpcDecisionLog(
-    spec.coordinators.map((a) => createClient(TxnService, a, { deadlineMs: 2_000 })),
-    { callDeadlineMs: 2_000, retryForMs: spec.retryForMs ?? 0 },
+    spec.coordinators.map((a) => createClient(TxnService, a, { deadlineMs: 10_000 })),
+    { callDeadlineMs: 10_000, retryForMs: spec.retryForMs ?? 0 },
   );
   const log: DecisionLog = {
     decide: async (txid, decision, nodes) => {
