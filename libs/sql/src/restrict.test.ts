@@ -56,6 +56,8 @@ describe('restrictTables', () => {
 
   it('refuses what it cannot rewrite', () => {
     assert.throws(() => r('select * from accounts tablesample system (10)'), { sqlstate: '0A000' });
+    assert.throws(() => r('select ctid, id from accounts'), { sqlstate: '0A000' });
+    assert.equal(r('select ctid from orders'), 'select ctid from orders');
     assert.throws(() => r('with accounts as (select 1) select * from accounts'), {
       sqlstate: '0A000',
     });

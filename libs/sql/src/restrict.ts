@@ -3,12 +3,12 @@
 // row once. Every reference to a restricted table in a FROM list becomes
 // `(SELECT * FROM t WHERE <ownership>) AS t`; an UPDATE or DELETE target gets the predicate
 // ANDed to its WHERE. Anything else that names such a table is refused (0A000), never sent as is.
-import type { Node, RangeVar } from 'libpg-query';
+import type { ColumnRef, Node, RangeVar } from 'libpg-query';
 import { parseStatements } from './parser.js';
 import { quoteIdent } from './quote.js';
 import { SqlError, SQLSTATE_FEATURE_NOT_SUPPORTED } from './errors.js';
 import { deparseStatement } from './plan/deparse.js';
-import { PlanRefusal, clone } from './plan/nodes.js';
+import { PlanRefusal, clone, walk } from './plan/nodes.js';
 
 /**
  * For a table reference as written (schema undefined when unqualified), the ownership predicate
@@ -133,6 +133,19 @@ function isNode(v: unknown): v is Node {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
+const SYSTEM_COLUMNS = new Set(['ctid', 'xmin', 'xmax', 'cmin', 'cmax', 'tableoid']);
+
+function namesSystemColumn(tree: Node): boolean {
+  let found = false;
+  walk(tree, (tag, body) => {
+    if (tag !== 'ColumnRef') return;
+    const last = (body as ColumnRef).fields?.at(-1);
+    if (last !== undefined && 'String' in last && SYSTEM_COLUMNS.has(last.String.sval ?? ''))
+      found = true;
+  });
+  return found;
+}
+
 function cteNamesOf(value: unknown, out: Set<string>): Set<string> {
   if (value === null || typeof value !== 'object') return out;
   if (Array.isArray(value)) {
@@ -166,6 +179,8 @@ export function restrictTables(sql: string, restrictionOf: RestrictionOf): strin
   const r = new Restrictor(restrictionOf, ctes);
   r.visit(tree);
   if (!r.changed) return sql;
+  // A subquery has no system columns: `ctid` would fail there although the table has one.
+  if (namesSystemColumn(tree)) refuseRestrict('a statement naming a system column');
   try {
     return deparseStatement(tree);
   } catch (e) {
