@@ -7,6 +7,8 @@ export type { AnalysisCacheOptions } from './cache.js';
 export { normalizeLiterals } from './literals.js';
 export type { LiteralClass, LiteralSlot, NormalizedText } from './literals.js';
 export { rebuildInsert, rebuildInsertRenumbered } from './rebuild.js';
+export { restrictTables } from './restrict.js';
+export type { RestrictionOf } from './restrict.js';
 export type { RebuiltInsert } from './rebuild.js';
 export { quoteIdent, quoteLiteral, quoteQualified } from './quote.js';
 export { SqlError, SQLSTATE_SYNTAX_ERROR, SQLSTATE_FEATURE_NOT_SUPPORTED } from './errors.js';

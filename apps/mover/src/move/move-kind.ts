@@ -12,7 +12,7 @@ import { decidePlan } from './plan.js';
 import { prepare } from './prepare.js';
 import { MOVE_STEPS, type MovePlan, type MoveSpec } from './spec.js';
 import { catchUp, copy } from './sync.js';
-import { deleteOldRows, teardown, undoMove } from './teardown.js';
+import { deleteOldRows, endMove, teardown, undoMove } from './teardown.js';
 import { verify } from './verify.js';
 
 export function parseMoveSpec(rt: JobRuntime): MoveSpec {
@@ -122,6 +122,7 @@ async function runMove(rt: JobRuntime): Promise<Outcome> {
       // Keep every copy; only the replication objects go (no slot outlives its job).
       await rt.phase('cleaning up', 'teardown');
       await teardown(ctx);
+      await endMove(rt, plan);
       return {
         state: 'verify_failed',
         error: `verification found ${v.mismatches.length} chunk(s) that differ between ${plan.source} and ${plan.target} (first: ${v.mismatches[0]!.table} [${v.mismatches[0]!.lo}, ${v.mismatches[0]!.hi}]: ${v.mismatches[0]!.sourceRows} rows on ${plan.source}, ${v.mismatches[0]!.targetRows} on ${plan.target}); both copies are kept: see tessera jobs show ${rt.id}`,
@@ -136,6 +137,7 @@ async function runMove(rt: JobRuntime): Promise<Outcome> {
     await rt.done('teardown');
   }
   if (!rt.isDone('delete')) {
+    await rt.phase('deleting', 'delete');
     const d = await deleteOldRows(ctx);
     await rt.done('delete', { ...d });
   }

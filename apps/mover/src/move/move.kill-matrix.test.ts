@@ -101,6 +101,7 @@ const PHASES = [
   'flipped',
   'verifying',
   'cleaning up',
+  'deleting',
 ];
 
 test('one move killed at every phase in turn (resumed by the same mover, once taken over by another) ends once, whole', async () => {

@@ -235,8 +235,8 @@ export function decidePlan(f: MoveFacts, limits: PlanLimits): MovePlan {
     `sync: stream changes until 3 marker round trips in a row take at most ${limits.catchupBudgetMs} ms`,
     `cutover (writes of ${range} held, at most ${limits.cutoverBudgetMs} ms or abort and retry): freeze the range, wait for every router's ack, narrow ${source}'s fence (CREATE OR REPLACE FUNCTION, no table lock), wait for writers that began before, marker round trip, take verification snapshots, owner := ${f.target} (still frozen), wait for every router's ack, release`,
     `verify: per chunk, row count and two order-independent digests on both snapshots (about ${verifySeconds.toFixed(1)} s)`,
-    `teardown: drop the subscription, its slot and the publication; end the move in the catalog`,
-    `delete: remove the range's rows from ${source} in batches (about ${deleteSeconds.toFixed(1)} s), then VACUUM`,
+    `teardown: drop the subscription, its slot and the publication`,
+    `delete: remove the range's rows from ${source} in batches (about ${deleteSeconds.toFixed(1)} s), then VACUUM; end the move in the catalog`,
   ];
   const refusals = checks.filter((c) => !c.ok).map((c) => c.sentence);
   return {

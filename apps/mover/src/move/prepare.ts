@@ -211,9 +211,27 @@ async function prepareDb(ctx: MoveCtx, db: MoveDb): Promise<void> {
   }
 }
 
+/**
+ * Waits until every live router acked `epoch`, the one that declared the move: from then on they
+ * read each node's own ranges only (the router's routing/owned-rows.ts), before any row reaches
+ * the target. A router that cannot ack stops serving once its lease lapses.
+ */
+async function awaitRoutersSeeMove(ctx: MoveCtx, epoch: bigint): Promise<void> {
+  const { rt } = ctx;
+  for (;;) {
+    rt.checkpoint();
+    const w = await rt.call(() => rt.coord.jobs.awaitEpoch({ epoch, timeoutMs: 5_000n }));
+    if (w.reached) return;
+    rt.log.warn(
+      { epoch: epoch.toString(), waitingFor: w.waitingFor },
+      'routers have not acknowledged the move yet; its copy waits',
+    );
+  }
+}
+
 export async function prepare(ctx: MoveCtx): Promise<void> {
   const { rt, plan, range } = ctx;
-  await rt.call(() =>
+  const declared = await rt.call(() =>
     rt.coord.jobs.changeRangeMove({
       jobId: rt.id,
       moverId: rt.moverId,
@@ -224,6 +242,8 @@ export async function prepare(ctx: MoveCtx): Promise<void> {
       target: plan.target,
     }),
   );
+  // A router that has not seen the move would read the target's copies as its own rows.
+  await awaitRoutersSeeMove(ctx, declared.epoch);
   for (const db of ctx.dbs) {
     rt.checkpoint();
     await prepareDb(ctx, db);

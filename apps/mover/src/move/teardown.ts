@@ -14,7 +14,11 @@ import { dismissCleanup, runCleanup } from './cleanup.js';
 import type { MoveCtx } from './context.js';
 import type { MovePlan } from './spec.js';
 
-async function endMove(rt: JobRuntime, plan: MovePlan): Promise<void> {
+/**
+ * The move ended in the catalog: routers stop restricting reads of the keyspace to each node's
+ * ranges (routing/owned-rows.ts), so only once no node holds rows of the range it does not own.
+ */
+export async function endMove(rt: JobRuntime, plan: MovePlan): Promise<void> {
   await rt.call(() =>
     rt.coord.jobs.changeRangeMove({
       jobId: rt.id,
@@ -54,7 +58,6 @@ export async function teardown(ctx: MoveCtx): Promise<void> {
   const left = await jobSlotsOn(rt, plan.source);
   if (left.length > 0)
     throw new Error(`replication slot(s) ${left.join(', ')} are still on ${plan.source}`);
-  await endMove(rt, plan);
 }
 
 export async function deleteOldRows(ctx: MoveCtx): Promise<{ rows: number; seconds: number }> {
@@ -76,6 +79,7 @@ export async function deleteOldRows(ctx: MoveCtx): Promise<{ rows: number; secon
           );
       }
     });
+  await endMove(rt, plan);
   return { rows, seconds: (Date.now() - start) / 1000 };
 }
 

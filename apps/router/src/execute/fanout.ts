@@ -28,6 +28,9 @@ import { engage, settle } from './backends.js';
 import { run1 } from './run.js';
 import type { Session } from '../session/session.js';
 import { atomically } from './cross-node.js';
+import { ownedRowsOnly } from '../routing/owned-rows.js';
+import { namedSnapshot } from '../routing/names.js';
+import { sessionNames } from '../session/names.js';
 
 export interface Part {
   readonly node: string;
@@ -257,11 +260,12 @@ export async function runMultiWrite(
 ): Promise<void> {
   const verb = a.kind === 'update' ? 'UPDATE' : a.kind === 'delete' ? 'DELETE' : undefined;
   if (verb === undefined) throw new Error(`multi_write route for ${a.kind}`);
+  const named = namedSnapshot(snapshot, sessionNames(s));
   let results: PartResult[] = [];
   await atomically(s, async () => {
     results = await runParts(
       s,
-      r.nodes.map((node) => ({ node, sql: a.sql })),
+      r.nodes.map((node) => ({ node, sql: ownedRowsOnly(named, node, a.sql) })),
       true,
       snapshot,
     );

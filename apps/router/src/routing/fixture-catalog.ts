@@ -1,7 +1,8 @@
 // A small catalog for routing tests: home + two data nodes, keyspace "tenants" (bigint, two
 // ranges split at 0), keyspace "users" (uuid, one range per data node), and tables of each kind.
-// `frozen`: the tenants range [0, MAX] (owned by n2) is frozen; `failingOver`: that node is.
-import { buildSnapshot, type Snapshot } from '@tessera/keyspace';
+// `frozen`: the tenants range [0, MAX] (owned by n2) is frozen; `failingOver`: that node is;
+// `moves`: moves in progress.
+import { buildSnapshot, type RangeMove, type Snapshot } from '@tessera/keyspace';
 
 const MIN = -(2n ** 63n);
 const MAX = 2n ** 63n - 1n;
@@ -10,6 +11,8 @@ export interface FixtureOptions {
   epoch?: bigint;
   frozen?: boolean;
   failingOver?: string;
+  /** Moves in progress (Catalog.moves). */
+  moves?: readonly RangeMove[];
 }
 
 export function fixtureCatalog(opts: FixtureOptions = {}): Snapshot {
@@ -72,5 +75,6 @@ export function fixtureCatalog(opts: FixtureOptions = {}): Snapshot {
       { schema: 'public', name: 'countries', kind: 'reference' },
       { schema: 'public', name: 'settings', kind: 'global' },
     ],
+    moves: opts.moves,
   });
 }

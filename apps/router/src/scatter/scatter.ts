@@ -33,6 +33,7 @@ import { RouterError, unsupported } from '../errors.js';
 import type { Snapshot } from '@tessera/keyspace';
 import type { ScatterRoute } from '../routing/route-types.js';
 import { isBytewiseCollation } from '../routing/planner-catalog.js';
+import { ownedRowsOnly } from '../routing/owned-rows.js';
 import { LeafRun } from './leaf-run.js';
 import { explainLines, explainAnalyzeLines, QUERY_PLAN_FIELD } from './explain.js';
 import { planFor, scatterMemory } from './plans.js';
@@ -126,18 +127,21 @@ async function runLeaves(
 ): Promise<void> {
   const catalog = req.snapshot;
   const bind = req.bind;
-  const leafMessages = leafStatement(plan, bind);
+  const named = namedSnapshot(catalog, sessionNames(s));
+  const leafMessages = r.nodes.map((node) =>
+    leafStatement(plan, ownedRowsOnly(named, node, plan.leafSql), bind),
+  );
   const params = bind ? executorParams(bind) : [];
   const leaves: LeafRun[] = [];
   const engaged: string[] = [];
   const startedMs = performance.now();
   try {
     // Acquired in node order, so two sessions scattering never wait on each other in a cycle.
-    for (const node of r.nodes) {
+    for (const [i, node] of r.nodes.entries()) {
       const e = await engage(s, node, catalog, false);
       engaged.push(node);
       e.backend.unnamedOwner = undefined;
-      leaves.push(new LeafRun(e.backend, [...e.messages, ...leafMessages], e.expect.length));
+      leaves.push(new LeafRun(e.backend, [...e.messages, ...leafMessages[i]!], e.expect.length));
     }
     for (const l of leaves) l.start();
     const results = executeReadPlan(plan, leaves, { params });
@@ -211,21 +215,24 @@ async function writeOut(s: Session, out: Writer): Promise<void> {
   if (!s.out.flush()) await s.out.drained();
 }
 
-/** A simple Query when the leaf takes no parameters, else an unnamed extended-protocol cycle. */
-function leafStatement(plan: ReadPlan, bind: BindValues | undefined): Buffer[] {
+/**
+ * A simple Query when the leaf takes no parameters, else an unnamed extended-protocol cycle.
+ * `sql` is the plan's leaf SQL as this node runs it (owned-rows.ts).
+ */
+function leafStatement(plan: ReadPlan, sql: string, bind: BindValues | undefined): Buffer[] {
   if (plan.leafParams.length === 0 || bind === undefined)
-    return [writeQuery(new Writer(plan.leafSql.length + 16), plan.leafSql).flush()];
+    return [writeQuery(new Writer(sql.length + 16), sql).flush()];
   const missing = plan.leafParams.find((i) => i >= bind.values.length);
   if (missing !== undefined || bind.values.length < bind.paramCount)
     throw new RouterError(
       '08P01',
       `bind message supplies ${bind.values.length} parameters, but prepared statement "" requires ${bind.paramCount}`,
     );
-  const w = new Writer(plan.leafSql.length + 256);
+  const w = new Writer(sql.length + 256);
   writeParse(
     w,
     '',
-    plan.leafSql,
+    sql,
     plan.leafParams.map((i) => bind.types[i] ?? 0),
   );
   writeBind(w, {
