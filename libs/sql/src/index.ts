@@ -21,7 +21,7 @@ export {
   planInsertSelect,
 } from './insert-split.js';
 export type { InsertSelectPlan } from './insert-split.js';
-export { NO_SESSION_STATE, sessionStateOf, sessionStateOfAll } from './session-state.js';
+export { NO_SESSION_STATE, makesTemp, sessionStateOf, sessionStateOfAll } from './session-state.js';
 export type { SessionStateChange, SessionStateKind } from './session-state.js';
 export { insertLayout } from './insert-layout.js';
 export type { InsertLayout, ValuesItem } from './insert-layout.js';

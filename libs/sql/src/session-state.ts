@@ -46,7 +46,8 @@ const baseName = (f: string): string => {
 const TEMP_CREATE =
   /^\s*create\s+(or\s+replace\s+)?(local\s+|global\s+)?temp(orary)?\b|\binto\s+(temp|temporary|local\s+temp|local\s+temporary)\b/i;
 
-function makesTemp(a: Analysis): boolean {
+/** Whether `a` creates a temporary object (table, view, SELECT ... INTO TEMP). */
+export function makesTemp(a: Analysis): boolean {
   if (a.kind !== 'ddl' || !a.command.startsWith('create')) return false;
   if (a.createTable?.temporary === true) return true;
   if (a.objects.some((o) => o.schema === 'pg_temp')) return true;

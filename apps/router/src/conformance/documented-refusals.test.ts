@@ -76,6 +76,14 @@ const CASES: Record<string, { readonly doc: string; readonly steps: readonly str
       'select o.id from orders o join picks p on p.t = o.tenant_id',
     ],
   },
+  'a temporary table named like a sharded table': {
+    doc: 'architecture.md',
+    steps: ['create temp table orders (x int)'],
+  },
+  'a temporary view named like a reference table': {
+    doc: 'architecture.md',
+    steps: ['create temp view countries as select 1 as x'],
+  },
   'an advisory lock in a read across nodes': {
     doc: 'architecture.md',
     steps: ['select pg_try_advisory_lock(id) from orders'],

@@ -2,9 +2,9 @@
 // every node needs, runs on all nodes (a sharded table's CREATE TABLE adds each node's fence);
 // what touches only global tables stays on home.
 import type { DdlAnalysis, MaintenanceAnalysis } from '@tessera/sql';
-import { quoteIdent, quoteQualified } from '@tessera/sql';
+import { makesTemp, quoteIdent, quoteQualified } from '@tessera/sql';
 import { ddlRefusalForMove, fenceCheckSql } from '@tessera/keyspace';
-import type { Snapshot } from '@tessera/keyspace';
+import type { Snapshot, TableView } from '@tessera/keyspace';
 import type { ParamSource } from './key-hash.js';
 import { route } from './route.js';
 import { home, refuse, type Route } from './route-types.js';
@@ -46,6 +46,11 @@ export function routeDdl(
     after,
     why: 'ddl',
   });
+  const shadowed = temporaryShadowing(a, catalog);
+  if (shadowed !== undefined)
+    return refuse(
+      `a temporary ${shadowed.kind === 'sharded' ? 'table' : 'object'} named like ${shadowed.kind} table ${qualified(shadowed)} would hide it from this session's unqualified names, which the router resolves to the ${shadowed.kind} table: choose another name`,
+    );
   if (a.command === 'create_table' && a.createTable !== undefined) {
     const ct = a.createTable;
     const view = lookupTable(catalog, ct.schema, ct.name);
@@ -144,4 +149,16 @@ export function fenceStatement(view: ShardedView, check: string): string {
     `DO $tessera_fence$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = ${literal}::regclass AND conname = 'tessera_owns') ` +
     `THEN ALTER TABLE ${table} ADD CONSTRAINT tessera_owns CHECK (${check}) NOT VALID; END IF; END $tessera_fence$`
   );
+}
+
+/**
+ * The catalog table a temporary object made by `a` is named like. Postgres searches pg_temp
+ * first, so that name would mean the temporary object for the session, while the router's name
+ * resolution does not follow temporary objects: such a CREATE is refused.
+ */
+function temporaryShadowing(a: DdlAnalysis, catalog: Snapshot): TableView | undefined {
+  if (!makesTemp(a)) return undefined;
+  const names = new Set(a.objects.map((o) => o.name));
+  if (a.createTable !== undefined) names.add(a.createTable.name);
+  return catalog.tables.find((t) => names.has(t.name));
 }
