@@ -40,17 +40,21 @@ export function routeDdl(
   catalog: Snapshot,
   params: ParamSource | undefined,
 ): Route {
+  const shadowed = temporaryShadowing(a, catalog);
+  if (shadowed !== undefined)
+    return refuse(
+      `a temporary ${shadowed.kind === 'sharded' ? 'table' : 'object'} named like ${shadowed.kind} table ${qualified(shadowed)} would hide it from this session's unqualified names, which the router resolves to the ${shadowed.kind} table: choose another name`,
+    );
+  return routeObjects(a, catalog, params);
+}
+
+function routeObjects(a: DdlAnalysis, catalog: Snapshot, params: ParamSource | undefined): Route {
   const all = (after = new Map<string, string>()): Route => ({
     kind: 'all',
     nodes: catalog.nodes,
     after,
     why: 'ddl',
   });
-  const shadowed = temporaryShadowing(a, catalog);
-  if (shadowed !== undefined)
-    return refuse(
-      `a temporary ${shadowed.kind === 'sharded' ? 'table' : 'object'} named like ${shadowed.kind} table ${qualified(shadowed)} would hide it from this session's unqualified names, which the router resolves to the ${shadowed.kind} table: choose another name`,
-    );
   if (a.command === 'create_table' && a.createTable !== undefined) {
     const ct = a.createTable;
     const view = lookupTable(catalog, ct.schema, ct.name);
