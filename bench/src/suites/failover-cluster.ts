@@ -1,12 +1,10 @@
 // The cluster the failover suite kills primaries in: the home node (which holds the catalog) and
 // one data node, each a primary with a synchronous streaming replica (real Postgres), two
 // coordinator processes over the catalog (its URL names both home servers), and an agent process
-// per instance with its default timings. Writers go straight to each node's primary as the
-// catalog names it (the router's part of failover, holding statements, comes in the issue's
-// second phase).
+// per instance with its default timings. The suite adds a router over it (failover-router.ts)
+// and its writers (failover-writers.ts).
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { freePort } from '@tessera/pgctl';
 import {
   AdminService,
@@ -194,7 +192,7 @@ export async function startFailoverCluster(log: (l: string) => void): Promise<Fa
         const named = n ? all.filter((s) => addressOf(s) === addressOf(n)) : [];
         return [...named, ...all.filter((s) => !named.includes(s))];
       },
-      detail: `2 coordinators (${coordinatorEntry.describe}), 4 agents (${agentEntry.describe}, default timings), writers straight to the primaries`,
+      detail: `2 coordinators (${coordinatorEntry.describe}), 4 agents (${agentEntry.describe}, default timings)`,
       stop: async () => {
         watch.abort();
         catalog.close();
@@ -216,63 +214,4 @@ export function isSynced(n: Node | undefined): boolean {
     !n.failingOver &&
     n.replicas.some((r) => r.state === ReplicaState.SYNC)
   );
-}
-
-export interface Ack {
-  at: number;
-  node: NodeName;
-  server: string;
-}
-
-/** Writers per node, each inserting unique ids into `t` on the node's primary as the catalog names it. */
-export class Writers {
-  readonly acked = new Map<NodeName, Set<number>>(NODES.map((n) => [n, new Set()]));
-  readonly acks: Ack[] = [];
-  readonly errors: { at: number; node: NodeName }[] = [];
-  private stopped = false;
-  private next = 1;
-  private readonly running: Promise<void>[] = [];
-
-  constructor(
-    private readonly cluster: FailoverCluster,
-    perNode: number,
-  ) {
-    for (const n of NODES) for (let i = 0; i < perNode; i++) this.running.push(this.loop(n));
-  }
-
-  private async loop(node: NodeName): Promise<void> {
-    let client: pg.Client | undefined;
-    let server = '';
-    while (!this.stopped) {
-      try {
-        if (!client) {
-          const n = this.cluster.node(node);
-          if (!n) throw new Error('no catalog yet');
-          server = addressOf(n);
-          client = new pg.Client({
-            connectionString: `postgresql://postgres@${server}/postgres`,
-            connectionTimeoutMillis: 2_000,
-            query_timeout: 10_000,
-          });
-          client.on('error', () => undefined);
-          await client.connect();
-        }
-        const id = this.next++;
-        await client.query('insert into t (id) values ($1)', [id]);
-        this.acked.get(node)!.add(id);
-        this.acks.push({ at: Date.now(), node, server });
-      } catch {
-        this.errors.push({ at: Date.now(), node });
-        await client?.end().catch(() => undefined);
-        client = undefined;
-        await sleep(50);
-      }
-    }
-    await client?.end().catch(() => undefined);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await Promise.all(this.running);
-  }
 }

@@ -23,6 +23,8 @@ export interface RouterOptions {
   startTimeoutMs?: number;
   /** The program to run; this checkout's apps/router (built, or its sources) when absent. */
   entry?: NodeEntry | undefined;
+  /** Its /metrics port; a random one nobody reads when absent. */
+  metricsPort?: number | undefined;
 }
 
 /**
@@ -57,7 +59,7 @@ export async function startRouter(opts: RouterOptions): Promise<TargetStart> {
     '--coordinator',
     opts.coordinator,
     '--metrics-port',
-    '0',
+    String(opts.metricsPort ?? 0),
     '--pool-size',
     String(opts.poolSize),
     '--pool-mode',
