@@ -112,14 +112,14 @@ test('range move --yes --wait: JSON lines while it runs, the job at the end; job
   assert.ok(lines.length >= 1, run.out);
   const phases = lines.map((l) => JSON.parse(l).phase as string);
   assert.ok(phases.every((p) => typeof p === 'string'));
-  assert.match(run.out, /^state: {3}done \(phase cleaning up\), past its point of no return$/m);
+  assert.match(run.out, /^state: {3}done \(phase deleting\), past its point of no return$/m);
   const id = /^job (\d+) \(move: /m.exec(run.out)![1]!;
   assert.equal((await ranges())[0]!.owner, 'data2');
 
   const list = await tessera(['jobs', 'list', '--all']);
   assert.match(
     list.out,
-    new RegExp(`^${id} +move +done +cleaning up +accounts:-9223372036854775808 -> data2`, 'm'),
+    new RegExp(`^${id} +move +done +deleting +accounts:-9223372036854775808 -> data2`, 'm'),
   );
   const show = JSON.parse((await tessera(['jobs', 'show', id, '--json'])).out);
   assert.equal(show.state, 'done');
