@@ -25,6 +25,8 @@ export interface RouterMetrics {
   pinnedSessions(delta: 1 | -1): void;
   /** A statement left session state of `kind` on its backend. */
   pinned(kind: string): void;
+  /** Home's event trigger said DDL committed (session/ddl-watch.ts). */
+  ddlNotified(): void;
 }
 
 /** committed; prepare_failed (a node's error, rolled back); in_doubt (08007); aborted (40001). */
@@ -148,8 +150,14 @@ export function routerMetrics(
     'Statements that left session state on their backend, keeping it for the client, by kind',
     'reason',
   );
+  const ddlNotices = new Counter({
+    name: 'tessera_router_ddl_notifications_total',
+    help: "DDL committed on home, as home's event trigger notified it: each makes every session read its table names again before its next statement",
+    registers: [registry],
+  });
   return {
     clientConnections,
+    ddlNotified: () => ddlNotices.inc(),
     pinnedSessions: (delta) => pinnedSessions.inc(delta),
     pinned: pins,
     held: (reason, seconds) => {

@@ -27,6 +27,8 @@ import { acceptClient } from './client-socket.js';
 import { SequenceBlocks } from './sequences/blocks.js';
 import { EpochCache } from './sequences/columns.js';
 import { coordinatorBlocks } from './sequences/coordinator-blocks.js';
+import { DdlWatch } from './session/ddl-watch.js';
+import { namesChanged } from './session/names.js';
 
 /** Deadline of one Decide call, and how long failed calls are retried before a commit is in doubt. */
 const DECIDE_DEADLINE_MS = 5_000;
@@ -106,7 +108,10 @@ export async function startRouter(
     address: formatAddress(host, boundPort),
     token: cfg.token,
     log,
-    onSwap: (c) => pools.retire(c),
+    onSwap: (c) => {
+      pools.retire(c);
+      ddlWatch.follow();
+    },
     drainTimeoutMs: cfg.drainTimeoutMs,
     onDrainDeadline: () => rm.drainDeadline(),
     onRenewal: (granted) => rm.leaseRenewal(granted),
@@ -136,6 +141,15 @@ export async function startRouter(
     callDeadlineMs: DECIDE_DEADLINE_MS,
     retryForMs: DECIDE_RETRY_MS,
   });
+  const ddlWatch = new DdlWatch({
+    user: cfg.authUser,
+    password: cfg.authPassword ?? cfg.nodePassword,
+    connectTimeoutMs: 10_000,
+    catalog: () => watcher.catalog,
+    changed: () => namesChanged(services),
+    log,
+    counted: () => rm.ddlNotified(),
+  });
   const services: RouterServices = {
     config: cfg,
     catalog: () => watcher.catalog,
@@ -159,6 +173,7 @@ export async function startRouter(
     },
     tls,
     roleSecrets,
+    ddlWatch,
   };
   worker?.onRelayedCancel((pid, secret) => services.cancels.cancelLocal(pid, secret));
   server.on('connection', (accepted: Socket) => {
@@ -210,6 +225,7 @@ export async function startRouter(
       pools.close();
       txnClient.close();
       roleSecrets?.close();
+      ddlWatch.close();
       await metricsServer.close();
     },
   };

@@ -13,6 +13,7 @@ import type { CancelRegistry } from './cancel.js';
 import type { RoleSecrets } from './session/auth-verifiers.js';
 import type { DecisionLog } from '@tessera/twopc';
 import type { Sequences } from './sequences/sequences.js';
+import type { DdlWatch } from './session/ddl-watch.js';
 
 export interface RouterServices {
   readonly config: RouterConfig;
@@ -45,4 +46,6 @@ export interface RouterServices {
   readonly sequences?: Sequences | undefined;
   /** Role verifiers for `--auth scram`. */
   readonly roleSecrets?: RoleSecrets | undefined;
+  /** Home's DDL notifications, per database in use (session/names.ts reads names again). */
+  readonly ddlWatch?: DdlWatch | undefined;
 }

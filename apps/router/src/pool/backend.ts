@@ -32,6 +32,8 @@ export interface BackendTarget {
   readonly user: string;
   /** Used only if the node asks for a password. */
   readonly password?: string | undefined;
+  /** Sent at login when set (the router's own connections name themselves). */
+  readonly applicationName?: string | undefined;
 }
 
 /** What a session registers to receive a backend's frames while it uses it. */
@@ -153,6 +155,8 @@ export class Backend {
           database: target.database,
           client_encoding: 'UTF8',
         };
+        if (target.applicationName !== undefined)
+          params['application_name'] = target.applicationName;
         socket.write(writeStartupMessage(new Writer(), params).flush());
       });
       const onData = (chunk: Buffer): void => {

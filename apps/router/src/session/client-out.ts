@@ -27,6 +27,15 @@ export class HeldOut implements OutSink {
   }
 }
 
+/** What a corked output keeps at most; beyond it, it writes (a large result after DDL). */
+const CORK_LIMIT = 1 << 20;
+
+const keptBytes = (pieces: readonly Buffer[]): number => {
+  let n = 0;
+  for (const p of pieces) n += p.length;
+  return n;
+};
+
 export class ClientOut implements OutSink {
   private pieces: Buffer[] = [];
   /**
@@ -35,7 +44,26 @@ export class ClientOut implements OutSink {
    */
   omit: ReadonlySet<number> | undefined = undefined;
 
+  /**
+   * While set, flush() keeps what was gathered (up to CORK_LIMIT bytes) until uncork(): the
+   * answer to DDL waits until the other routers were told of it (session/names.ts).
+   */
+  private corked = false;
+
   constructor(private readonly socket: Socket) {}
+
+  cork(): void {
+    this.corked = true;
+  }
+
+  get isCorked(): boolean {
+    return this.corked;
+  }
+
+  uncork(): void {
+    this.corked = false;
+    this.flush();
+  }
 
   get closed(): boolean {
     return this.socket.destroyed || !this.socket.writable;
@@ -65,6 +93,7 @@ export class ClientOut implements OutSink {
   flush(): boolean {
     const pieces = this.pieces;
     if (pieces.length === 0) return !this.socket.writableNeedDrain;
+    if (this.corked && keptBytes(pieces) < CORK_LIMIT) return true;
     this.pieces = [];
     if (this.closed) return true;
     return writePieces(this.socket, pieces);

@@ -135,8 +135,9 @@ export class Connection {
 }
 
 /**
- * Runs a Query or a batch after the session's table names are current (DDL through the router
- * may have added a table its search_path finds first); DDL it runs marks them stale for all.
+ * Runs a Query or a batch after the session's table names are current (DDL through any router
+ * may have added a table its search_path finds first); DDL it runs marks them stale for every
+ * session, here at once and on the other routers before the client hears that it is done.
  */
 function withFreshNames(
   s: Session,
@@ -144,10 +145,7 @@ function withFreshNames(
 ): Promise<void> | undefined {
   const go = (): Promise<void> | undefined => {
     const r = run();
-    if (r === undefined) {
-      ddlFinished(s);
-      return undefined;
-    }
+    if (r === undefined) return ddlFinished(s);
     return r.finally(() => ddlFinished(s));
   };
   const stale = refreshNames(s);

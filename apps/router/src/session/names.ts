@@ -14,6 +14,7 @@ import {
   type NameContext,
 } from '../routing/names.js';
 import type { Session } from './session.js';
+import { NAMES_CHANNEL } from './ddl-watch.js';
 
 interface LoginNames {
   /** The search_path a backend's RESET gives this role in this database (its reset_val). */
@@ -21,6 +22,11 @@ interface LoginNames {
   readonly home: HomeRelations;
   /** The router's DDL generation these facts were read at (or after). */
   readonly generation: number;
+  /**
+   * Read inside the session's transaction, on its own home backend (its uncommitted DDL
+   * included): good for that transaction only.
+   */
+  readonly part: object | undefined;
 }
 
 const logins = new WeakMap<Session, LoginNames>();
@@ -34,20 +40,26 @@ interface Made {
 const contexts = new WeakMap<Session, Made>();
 
 /**
- * Per router (its services object): how many texts with DDL it has finished running. A session
- * whose facts are older reads them again before its next statement outside a transaction, so a
- * table or schema created through the router (by this client or another) is resolved as
+ * Per router (its services object): how many times DDL may have changed names, counting the
+ * texts with DDL its sessions finished and the notifications of home's event trigger
+ * (ddl-watch.ts). A session whose facts are older reads them again before its next statement,
+ * so a table or schema created through any router, or on home directly, is resolved as
  * Postgres would resolve it from then on.
  */
 const generations = new WeakMap<object, { n: number }>();
 /** Sessions running a text with DDL now: the generation moves when that text has finished. */
 const runningDdl = new WeakSet<Session>();
 
-const generationOf = (s: Session): { n: number } => {
-  let g = generations.get(s.services);
-  if (g === undefined) generations.set(s.services, (g = { n: 0 }));
+const generationOf = (services: object): { n: number } => {
+  let g = generations.get(services);
+  if (g === undefined) generations.set(services, (g = { n: 0 }));
   return g;
 };
+
+/** DDL may have changed names on home (a notification): every session's facts are stale. */
+export function namesChanged(services: object): void {
+  generationOf(services).n++;
+}
 
 /**
  * The default search_path (pg_settings.reset_val: postgresql.conf, then ALTER DATABASE/ROLE ...
@@ -65,8 +77,9 @@ export async function learnLoginNames(
   backend: Backend,
   catalog: Snapshot,
   timeoutMs: number,
+  part?: object,
 ): Promise<void> {
-  const generation = generationOf(s).n;
+  const generation = generationOf(s.services).n;
   const names = [...new Set(catalog.tables.map((t) => t.name))];
   const rows = await queryText(backend, LOGIN_SQL, [arrayLiteral(names)], timeoutMs);
   const row = rows[0];
@@ -77,7 +90,11 @@ export async function learnLoginNames(
     schema,
     name,
   }));
-  logins.set(s, { defaultPath, home: homeRelations(schemas, names, found), generation });
+  // The role's default path is the one of the client's login, as in Postgres: an ALTER ROLE
+  // ... SET made since applies to later logins only.
+  const path = logins.get(s)?.defaultPath ?? defaultPath;
+  const home = homeRelations(schemas, names, found);
+  logins.set(s, { defaultPath: path, home, generation, part });
 }
 
 /** `analyses` are about to run: if one is DDL that can add or remove a name, note it. */
@@ -85,28 +102,76 @@ export function noteDdl(s: Session, analyses: readonly Analysis[]): void {
   for (const a of analyses)
     if (a.kind === 'ddl' && !(a.command === 'create_table' && a.createTable?.temporary)) {
       runningDdl.add(s);
-      return;
+      break;
     }
+  // Its answer (its ReadyForQuery outside a transaction) waits until the DDL is announced.
+  if (runningDdl.has(s) || unannounced.has(s)) s.out.cork();
 }
 
-/** The text the session ran has finished: DDL in it makes every session's facts stale. */
-export function ddlFinished(s: Session): void {
-  if (!runningDdl.delete(s)) return;
-  generationOf(s).n++;
+/** Sessions whose DDL other routers were not told of yet (it is told once its transaction ends). */
+const unannounced = new WeakSet<Session>();
+
+/**
+ * The text the session ran has finished: DDL in it makes every session's facts stale, on this
+ * router now and on the others once the DDL is committed (or rolled back: a harmless extra look).
+ */
+export function ddlFinished(s: Session): Promise<void> | undefined {
+  if (runningDdl.delete(s)) {
+    generationOf(s.services).n++;
+    unannounced.add(s);
+  }
+  if (!unannounced.has(s) || s.inTransaction()) {
+    if (s.out.isCorked) s.out.uncork();
+    return undefined;
+  }
+  unannounced.delete(s);
+  return announceDdl(s).finally(() => s.out.uncork());
 }
 
 /**
- * Reads the session's login facts again when DDL ran through the router since they were read;
- * undefined when they are current. Only between transactions, on a pooled home backend (inside
- * one the session may hold the pool's only backend). A failed read keeps the old facts and is
- * tried again before the next statement.
+ * NOTIFY on home, in the session's database, for the other routers' DDL watches (ddl-watch.ts).
+ * Not inside the client's transaction: a transaction across nodes is prepared, and Postgres
+ * cannot PREPARE one that has sent NOTIFY.
+ */
+function announceDdl(s: Session): Promise<void> {
+  const catalog = s.services.catalog();
+  if (catalog === undefined) return Promise.resolve();
+  // The client's answer waits for this: a busy home pool delays it at most a few seconds.
+  const timeoutMs = Math.min(s.services.config.acquireTimeoutMs, 5000);
+  const pool = s.services.pools.pool(catalog, catalog.home, s.database, s.user);
+  return pool.acquire(timeoutMs, s.passThrough).then(
+    (b) =>
+      queryText(b, `notify ${NAMES_CHANNEL}`, [], timeoutMs).then(
+        () => pool.release(b),
+        (e: unknown) => {
+          b.destroy('DDL notification failed');
+          pool.release(b);
+          s.services.log.warn({ err: e }, 'telling other routers of DDL failed');
+        },
+      ),
+    (e: unknown) => s.services.log.warn({ err: e }, 'no home backend to tell other routers of DDL'),
+  );
+}
+
+/**
+ * Reads the session's login facts again when DDL may have changed names since they were read;
+ * undefined when they are current. Between transactions on a pooled home backend; inside one on
+ * the transaction's own home backend (so its own uncommitted DDL counts), and not at all when
+ * the transaction holds none (the session may hold the pool's only backend). A failed read keeps
+ * the old facts and is tried again before the next statement.
  */
 export function refreshNames(s: Session): Promise<void> | undefined {
   const login = logins.get(s);
-  if (login === undefined || login.generation === generationOf(s).n) return undefined;
-  if (s.inTransaction() || s.cycle !== undefined) return undefined;
+  if (login === undefined || s.cycle !== undefined) return undefined;
+  const n = generationOf(s.services).n;
   const catalog = s.services.catalog();
   if (catalog === undefined) return undefined;
+  if (s.inTransaction()) {
+    const part = homePart(s, catalog.home);
+    if (login.generation === n && (login.part === undefined || login.part === part)) return;
+    return part === undefined ? undefined : refreshInTransaction(s, catalog, part);
+  }
+  if (login.generation === n && login.part === undefined) return undefined;
   const timeoutMs = s.services.config.acquireTimeoutMs;
   const pool = s.services.pools.pool(catalog, catalog.home, s.database, s.user);
   return pool.acquire(timeoutMs, s.passThrough).then(
@@ -123,6 +188,35 @@ export function refreshNames(s: Session): Promise<void> | undefined {
       s.services.log.warn({ err: e }, "no home backend to read the session's table names again");
     },
   );
+}
+
+/** The transaction's part on home, when its backend is idle in a healthy transaction. */
+function homePart(s: Session, home: string): object | undefined {
+  const b = s.held.get(home)?.backend;
+  if (b === undefined || b.dead || b.busy || b.status !== 'T') return undefined;
+  for (const [node, part] of s.txn.parts()) if (node === home) return part;
+  return undefined;
+}
+
+/**
+ * The facts as the transaction sees them, read under a savepoint so that nothing the lookup
+ * meets (a statement_timeout the client set, a cancel) can abort the client's transaction.
+ */
+async function refreshInTransaction(s: Session, catalog: Snapshot, part: object): Promise<void> {
+  const b = s.held.get(catalog.home)?.backend;
+  if (b === undefined) return;
+  const timeoutMs = s.services.config.acquireTimeoutMs;
+  try {
+    await queryText(b, 'savepoint tessera_names', [], timeoutMs);
+    try {
+      await learnLoginNames(s, b, catalog, timeoutMs, part);
+    } finally {
+      await queryText(b, 'rollback to savepoint tessera_names', [], timeoutMs);
+      await queryText(b, 'release savepoint tessera_names', [], timeoutMs);
+    }
+  } catch (e) {
+    s.services.log.warn({ err: e }, "reading the session's table names in its transaction failed");
+  }
 }
 
 /** The session's name context now (one object while nothing it depends on changes). */

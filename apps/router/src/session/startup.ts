@@ -144,6 +144,7 @@ async function homeParams(s: Session): Promise<Map<string, string> | undefined> 
     const params = new Map(b.params);
     try {
       await learnLoginNames(s, b, catalog, s.services.config.acquireTimeoutMs);
+      s.services.ddlWatch?.watch(s.database);
     } catch (e) {
       b.destroy('login name lookup failed');
       throw e;

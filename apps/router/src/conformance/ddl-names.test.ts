@@ -1,0 +1,177 @@
+// DDL changes what unqualified names resolve to, differential: the same statements through
+// node-postgres (simple and named extended statements) against the router and one plain
+// Postgres. DDL through another router of the cluster is seen by this router's sessions before
+// that DDL's client hears it is done; DDL inside a session's own transaction is seen by its next
+// statements in that transaction (and is gone again after a rollback), as Postgres resolves it.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KeyType } from '@tessera/proto';
+import { startPostgres, type PgServer } from '@tessera/testkit';
+import type { RunningRouter } from '../router.js';
+import { startSecondRouter, startTestCluster, type TestCluster } from '../testing/cluster.js';
+import {
+  openDriver,
+  type DriverMode,
+  type DriverSession,
+  type Outcome,
+} from '../testing/drivers.js';
+
+let c: TestCluster;
+let second: RunningRouter;
+let plain: PgServer;
+
+const SETUP = [
+  'create table public.t (tenant_id bigint primary key, v text)',
+  "insert into public.t values (1, 'p1'), (2, 'p2'), (3, 'p3'), (4, 'p4')",
+];
+
+before(async () => {
+  [c, plain] = await Promise.all([
+    startTestCluster({
+      keyspaces: [{ name: 'tenants', keyType: KeyType.BIGINT, ranges: 4 }],
+      tables: [{ name: 't', kind: 'sharded', keyspace: 'tenants', keyColumn: 'tenant_id' }],
+    }),
+    startPostgres({ name: 'ddl-names-plain' }),
+  ]);
+  second = await startSecondRouter(c);
+  const setup = await openDriver('pg-simple', c.url());
+  for (const sql of SETUP) {
+    const o = await setup.run(sql);
+    assert.equal(o.sqlstate, undefined, `${sql}: ${o.message}`);
+  }
+  await setup.end();
+  for (const sql of SETUP) await plain.query(sql);
+});
+after(async () => {
+  await second?.stop();
+  await c?.dispose();
+  await plain?.dispose();
+});
+
+const plainUrl = (): string => `postgres://postgres@127.0.0.1:${plain.port}/postgres`;
+const secondUrl = (): string => `postgres://postgres@127.0.0.1:${second.port}/postgres`;
+
+const shown = (o: Outcome): unknown => ({
+  rows: o.rows,
+  sqlstate: o.sqlstate,
+  ...(o.sqlstate !== undefined ? { message: o.message } : {}),
+});
+
+/** Runs each statement on both sessions and compares rows and SQLSTATEs. */
+async function same(
+  router: DriverSession,
+  direct: DriverSession,
+  statements: readonly string[],
+): Promise<void> {
+  for (const sql of statements) {
+    const [g, w] = [await router.run(sql), await direct.run(sql)];
+    assert.deepEqual(
+      { rows: g.rows, sqlstate: g.sqlstate },
+      { rows: w.rows, sqlstate: w.sqlstate },
+      `${sql}: router ${JSON.stringify(shown(g))} vs Postgres ${JSON.stringify(shown(w))}`,
+    );
+  }
+}
+
+/** The same DDL through both, each expected to succeed. */
+async function ddl(
+  router: DriverSession,
+  direct: DriverSession,
+  statements: readonly string[],
+): Promise<void> {
+  for (const sql of statements) {
+    const [g, w] = [await router.run(sql), await direct.run(sql)];
+    assert.equal(g.sqlstate, undefined, `${sql}: ${g.message}`);
+    assert.equal(w.sqlstate, undefined, `${sql}: ${w.message}`);
+  }
+}
+
+const MODES: readonly DriverMode[] = ['pg-simple', 'pg-named'];
+
+describe('DDL through another router is seen before its client hears it is done', () => {
+  for (const mode of MODES)
+    test(`a schema and a global table shadow sharded public.t (${mode})`, async () => {
+      const schema = `other_${mode.replace('-', '_')}`;
+      const steps = [
+        `set search_path = ${schema}, public`,
+        'select count(*)::int as n from t',
+        'select tenant_id, v from t order by 1',
+      ];
+      const [here, direct, there, otherDirect] = await Promise.all([
+        openDriver(mode, c.url()),
+        openDriver(mode, plainUrl()),
+        openDriver(mode, secondUrl()),
+        openDriver(mode, plainUrl()),
+      ]);
+      try {
+        await same(here, direct, steps);
+        await ddl(there, otherDirect, [
+          `create schema ${schema}`,
+          `create table ${schema}.t (tenant_id bigint, v text)`,
+          `insert into ${schema}.t values (7, 'other')`,
+        ]);
+        // At once: no wait between the other router's answer and this statement.
+        await same(here, direct, steps);
+        assert.deepEqual((await here.run('select count(*)::int as n from t')).rows, [{ n: 1 }]);
+        await ddl(there, otherDirect, [`drop table ${schema}.t`]);
+        await same(here, direct, steps);
+      } finally {
+        for (const d of [here, direct, there, otherDirect]) await d.end();
+      }
+    });
+});
+
+describe("DDL in the session's own transaction is seen by its next statements", () => {
+  for (const mode of MODES) {
+    const schema = `own_${mode.replace('-', '_')}`;
+    test(`committed: the new table shadows public.t inside and after the transaction (${mode})`, async () => {
+      const [here, direct] = await Promise.all([
+        openDriver(mode, c.url()),
+        openDriver(mode, plainUrl()),
+      ]);
+      try {
+        await same(here, direct, ['select count(*)::int as n from t']);
+        await same(here, direct, [
+          'begin',
+          `create schema ${schema}`,
+          `create table ${schema}.t (tenant_id bigint, v text)`,
+          `insert into ${schema}.t values (9, 'own')`,
+          `set local search_path = ${schema}, public`,
+          'select count(*)::int as n from t',
+          'select tenant_id, v from t order by 1',
+          'commit',
+          'select count(*)::int as n from t',
+          `set search_path = ${schema}, public`,
+          'select tenant_id, v from t order by 1',
+        ]);
+        assert.deepEqual((await here.run('select count(*)::int as n from t')).rows, [{ n: 1 }]);
+      } finally {
+        await here.end();
+        await direct.end();
+      }
+    });
+    test(`rolled back: the table is gone again and public.t answers (${mode})`, async () => {
+      const [here, direct] = await Promise.all([
+        openDriver(mode, c.url()),
+        openDriver(mode, plainUrl()),
+      ]);
+      try {
+        await same(here, direct, [
+          `set search_path = ${schema}_rb, public`,
+          'select count(*)::int as n from t',
+          'begin',
+          `create schema ${schema}_rb`,
+          `create table ${schema}_rb.t (tenant_id bigint, v text)`,
+          'select count(*)::int as n from t',
+          'rollback',
+          'select count(*)::int as n from t',
+          'select tenant_id, v from t order by 1',
+        ]);
+        assert.deepEqual((await here.run('select count(*)::int as n from t')).rows, [{ n: 4 }]);
+      } finally {
+        await here.end();
+        await direct.end();
+      }
+    });
+  }
+});

@@ -1,0 +1,167 @@
+// DDL through another router changes what this router's sessions' unqualified names resolve to.
+// A router that finished DDL for a client NOTIFYs `tessera_names` on home in that database
+// (session/names.ts announceDdl); per database that clients use, every router keeps one
+// connection to home as its service role (--auth-user) that LISTENs on it. Each notification,
+// and each (re)connect, which may have missed some, makes every session's name facts stale:
+// they are read again before the session's next statement. Nothing is created in the database.
+import type { Snapshot } from '@tessera/keyspace';
+import type { Logger } from '@tessera/telemetry';
+import { BackendCode } from '@tessera/pg-wire';
+import { Backend, type BackendSink } from '../pool/backend.js';
+import { queryText } from '../pool/query-text.js';
+
+export const NAMES_CHANNEL = 'tessera_names';
+/** The watch's application_name on home (pg_stat_activity). */
+export const WATCH_APPLICATION_NAME = 'tessera-router ddl watch';
+
+export interface DdlWatchOptions {
+  readonly user: string;
+  readonly password: string | undefined;
+  readonly connectTimeoutMs: number;
+  readonly catalog: () => Snapshot | undefined;
+  /** Every session's name facts are stale from now on. */
+  readonly changed: () => void;
+  readonly log: Logger;
+  /** Called with each notification's database, for metrics. */
+  readonly counted?: (database: string) => void;
+}
+
+interface Watched {
+  backend: Backend | undefined;
+  /** The home address `backend` is connected to. */
+  address: string;
+  connecting: boolean;
+  failures: number;
+  retry: NodeJS.Timeout | undefined;
+}
+
+/** One LISTEN connection to home per database in use, kept open and following home. */
+export class DdlWatch {
+  private readonly watched = new Map<string, Watched>();
+  private stopped = false;
+
+  constructor(private readonly opts: DdlWatchOptions) {}
+
+  /** Makes sure `database` is watched (called at each login; cheap when it already is). */
+  watch(database: string): void {
+    if (this.stopped) return;
+    let w = this.watched.get(database);
+    if (w === undefined) {
+      w = { backend: undefined, address: '', connecting: false, failures: 0, retry: undefined };
+      this.watched.set(database, w);
+    }
+    const home = this.homeAddress();
+    if (w.backend !== undefined && !w.backend.dead && w.address === home) return;
+    this.connect(database, w);
+  }
+
+  /** The catalog changed: a watch still connected to a former home is moved to the new one. */
+  follow(): void {
+    const home = this.homeAddress();
+    for (const [database, w] of this.watched) {
+      if (w.address === home && w.backend !== undefined && !w.backend.dead) continue;
+      w.backend?.destroy('home moved');
+      this.connect(database, w);
+    }
+  }
+
+  /** How many databases are being listened to now (for metrics). */
+  listening(): number {
+    let n = 0;
+    for (const w of this.watched.values()) if (w.backend !== undefined && !w.backend.dead) n++;
+    return n;
+  }
+
+  close(): void {
+    this.stopped = true;
+    for (const w of this.watched.values()) {
+      clearTimeout(w.retry);
+      w.backend?.destroy('router stopping');
+    }
+    this.watched.clear();
+  }
+
+  private homeAddress(): string {
+    const c = this.opts.catalog();
+    const a = c?.address(c.home);
+    return a === undefined ? '' : `${a.host}:${a.port}`;
+  }
+
+  private connect(database: string, w: Watched): void {
+    if (w.connecting || this.stopped) return;
+    const c = this.opts.catalog();
+    const addr = c?.address(c.home);
+    if (c === undefined || addr === undefined) return this.later(database, w);
+    w.connecting = true;
+    w.address = `${addr.host}:${addr.port}`;
+    const target = {
+      node: c.home,
+      host: addr.host,
+      port: addr.port,
+      database,
+      user: this.opts.user,
+      password: this.opts.password,
+      applicationName: WATCH_APPLICATION_NAME,
+    };
+    const timeout = this.opts.connectTimeoutMs;
+    Backend.connect(target, timeout)
+      .then(async (b) => {
+        try {
+          await queryText(b, `LISTEN ${NAMES_CHANNEL}`, [], timeout);
+        } catch (e) {
+          b.destroy('names watch setup failed');
+          throw e;
+        }
+        return b;
+      })
+      .then(
+        (b) => {
+          w.connecting = false;
+          if (this.stopped || this.watched.get(database) !== w) return b.destroy('not needed');
+          w.backend = b;
+          w.failures = 0;
+          b.attach(this.sink(database, w));
+          // DDL may have committed while nothing listened.
+          this.opts.changed();
+          this.opts.log.debug({ database, home: w.address }, 'watching home for DDL');
+        },
+        (e: unknown) => {
+          w.connecting = false;
+          if (w.failures++ === 0)
+            this.opts.log.warn(
+              { err: e, database, home: w.address },
+              'cannot watch home for DDL: names created through other routers are seen by ' +
+                "this router's sessions only after DDL through it or a reconnect; retrying",
+            );
+          this.later(database, w);
+        },
+      );
+  }
+
+  /** Tries again with a backoff (1 s doubling to 30 s). */
+  private later(database: string, w: Watched): void {
+    if (this.stopped) return;
+    clearTimeout(w.retry);
+    const ms = Math.min(30_000, 1000 * 2 ** Math.min(5, w.failures));
+    w.retry = setTimeout(() => this.connect(database, w), ms);
+    w.retry.unref();
+  }
+
+  private sink(database: string, w: Watched): BackendSink {
+    return {
+      onReadable: (b) => {
+        for (let f = b.nextFrame(); f; f = b.nextFrame()) {
+          if (f.code !== BackendCode.NotificationResponse) continue;
+          this.opts.counted?.(database);
+          this.opts.changed();
+        }
+      },
+      onClosed: () => {
+        if (w.backend === undefined) return;
+        w.backend = undefined;
+        this.opts.log.info({ database, home: w.address }, 'the DDL watch on home closed');
+        this.later(database, w);
+      },
+    };
+  }
+}
