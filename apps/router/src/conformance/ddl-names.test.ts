@@ -2,9 +2,11 @@
 // node-postgres (simple and named extended statements) against the router and one plain
 // Postgres. DDL through another router of the cluster is seen by this router's sessions before
 // that DDL's client hears it is done; DDL inside a session's own transaction is seen by its next
-// statements in that transaction (and is gone again after a rollback), as Postgres resolves it.
+// statements in that transaction (and is gone again after a rollback), as Postgres resolves it;
+// COPY after DDL in its transaction is not kept waiting for the transaction's end.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { KeyType } from '@tessera/proto';
 import { startPostgres, type PgServer } from '@tessera/testkit';
 import type { RunningRouter } from '../router.js';
@@ -174,4 +176,42 @@ describe("DDL in the session's own transaction is seen by its next statements", 
       }
     });
   }
+});
+
+/** psql's output for the script `input` (COPY data inline) against `url`; 20 s at most. */
+async function psql(url: string, args: readonly string[], input: string): Promise<string> {
+  const child = execFile(
+    '/usr/lib/postgresql/15/bin/psql',
+    ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', url, ...args],
+    { timeout: 20_000 },
+  );
+  child.stdin!.end(input);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((done) => child.on('close', done));
+  return `${out}exit ${code}`;
+}
+
+describe('COPY after DDL is answered at once (the announce waits for the end only)', () => {
+  test('DDL, then COPY in the same transaction (psql, as pgbench -i does)', async () => {
+    const inTxn = [
+      'begin;',
+      'create table public.copy_txn (tenant_id bigint, v text);',
+      'copy public.copy_txn from stdin;',
+      '1\ta',
+      '2\tb',
+      '\\.',
+      'truncate public.copy_txn;',
+      'copy public.copy_txn from stdin;',
+      '3\tc',
+      '\\.',
+      'commit;',
+      'select count(*), max(v) from public.copy_txn;',
+      '',
+    ].join('\n');
+    const [g, w] = [await psql(c.url(), [], inTxn), await psql(plainUrl(), [], inTxn)];
+    assert.equal(g, w);
+    assert.equal(g, '1|c\nexit 0');
+  });
 });

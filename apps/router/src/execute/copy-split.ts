@@ -111,7 +111,7 @@ class CopySplit {
           key.columns.map(() => 0),
         ).flush(),
       );
-      s.out.flush();
+      s.out.flushForInput();
       const ended = await this.feed();
       if (ended !== undefined) return ended;
       return await this.total();

@@ -198,6 +198,7 @@ class Exchange implements BackendSink {
 
   private copyIn(): void {
     this.flushOut();
+    this.out.flushForInput?.();
     const pump = this.hooks.onCopyIn(this.backend);
     if (pump !== undefined) this.pump = pump;
   }

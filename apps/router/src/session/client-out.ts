@@ -9,6 +9,8 @@ export interface OutSink {
   /** False when the destination is over its mark (pause the source until drained()). */
   flush(): boolean;
   drained(): Promise<void>;
+  /** Writes what was gathered even while corked: the client must answer it (COPY data). */
+  flushForInput?(): void;
 }
 
 /** Keeps the frames (for a result that is sent only if every node succeeds), or drops them. */
@@ -63,6 +65,13 @@ export class ClientOut implements OutSink {
   uncork(): void {
     this.corked = false;
     this.flush();
+  }
+
+  flushForInput(): void {
+    const corked = this.corked;
+    this.corked = false;
+    this.flush();
+    this.corked = corked;
   }
 
   get closed(): boolean {

@@ -1,9 +1,11 @@
 // DDL through another router changes what this router's sessions' unqualified names resolve to.
 // A router that finished DDL for a client NOTIFYs `tessera_names` on home in that database
 // (session/names.ts announceDdl); per database that clients use, every router keeps one
-// connection to home as its service role (--auth-user) that LISTENs on it. Each notification,
-// and each (re)connect, which may have missed some, makes every session's name facts stale:
-// they are read again before the session's next statement. Nothing is created in the database.
+// connection to home as its service role (--auth-user) that LISTENs on it. Each notification
+// makes every session's name facts stale: they are read again before the session's next
+// statement. A login waits for its database's watch (the first login of a database, a few ms)
+// before it reads its facts, so only a reconnect, or a login that went on without a watch,
+// makes them all stale as well. Nothing is created in the database.
 import type { Snapshot } from '@tessera/keyspace';
 import type { Logger } from '@tessera/telemetry';
 import { BackendCode } from '@tessera/pg-wire';
@@ -32,6 +34,10 @@ interface Watched {
   address: string;
   connecting: boolean;
   failures: number;
+  /** Facts may have been read while nothing listened: a connect makes every session's stale. */
+  missed: boolean;
+  /** Logins waiting for the connect under way (settled either way). */
+  waiting: (() => void)[];
   retry: NodeJS.Timeout | undefined;
 }
 
@@ -42,17 +48,36 @@ export class DdlWatch {
 
   constructor(private readonly opts: DdlWatchOptions) {}
 
-  /** Makes sure `database` is watched (called at each login; cheap when it already is). */
-  watch(database: string): void {
-    if (this.stopped) return;
+  /**
+   * Makes sure `database` is watched (called at each login, before it reads its facts);
+   * undefined when it already is, else settles once the connect under way succeeded or failed.
+   */
+  watch(database: string): Promise<void> | undefined {
+    if (this.stopped) return undefined;
     let w = this.watched.get(database);
     if (w === undefined) {
-      w = { backend: undefined, address: '', connecting: false, failures: 0, retry: undefined };
+      w = {
+        backend: undefined,
+        address: '',
+        connecting: false,
+        failures: 0,
+        missed: false,
+        waiting: [],
+        retry: undefined,
+      };
       this.watched.set(database, w);
     }
     const home = this.homeAddress();
-    if (w.backend !== undefined && !w.backend.dead && w.address === home) return;
+    if (w.backend !== undefined && !w.backend.dead && w.address === home) return undefined;
+    if (w.failures > 0) {
+      // Down for a while: the login goes on, and the next connect makes its facts stale.
+      w.missed = true;
+      if (!w.connecting && w.retry === undefined) this.connect(database, w);
+      return undefined;
+    }
+    const wait = new Promise<void>((resolve) => w.waiting.push(resolve));
     this.connect(database, w);
+    return wait;
   }
 
   /** The catalog changed: a watch still connected to a former home is moved to the new one. */
@@ -77,6 +102,7 @@ export class DdlWatch {
     for (const w of this.watched.values()) {
       clearTimeout(w.retry);
       w.backend?.destroy('router stopping');
+      settle(w);
     }
     this.watched.clear();
   }
@@ -89,9 +115,13 @@ export class DdlWatch {
 
   private connect(database: string, w: Watched): void {
     if (w.connecting || this.stopped) return;
+    clearTimeout(w.retry);
+    w.retry = undefined;
     const c = this.opts.catalog();
     const addr = c?.address(c.home);
     if (c === undefined || addr === undefined) return this.later(database, w);
+    const live = w.backend !== undefined && !w.backend.dead;
+    if (live && w.address === `${addr.host}:${addr.port}`) return settle(w);
     w.connecting = true;
     w.address = `${addr.host}:${addr.port}`;
     const target = {
@@ -121,12 +151,16 @@ export class DdlWatch {
           w.backend = b;
           w.failures = 0;
           b.attach(this.sink(database, w));
-          // DDL may have committed while nothing listened.
-          this.opts.changed();
+          // DDL may have committed while nothing listened, after some session read its facts.
+          if (w.missed) this.opts.changed();
+          w.missed = false;
+          settle(w);
           this.opts.log.debug({ database, home: w.address }, 'watching home for DDL');
         },
         (e: unknown) => {
           w.connecting = false;
+          w.missed = true;
+          settle(w);
           if (w.failures++ === 0)
             this.opts.log.warn(
               { err: e, database, home: w.address },
@@ -159,9 +193,17 @@ export class DdlWatch {
       onClosed: () => {
         if (w.backend === undefined) return;
         w.backend = undefined;
+        w.missed = true;
         this.opts.log.info({ database, home: w.address }, 'the DDL watch on home closed');
         this.later(database, w);
       },
     };
   }
+}
+
+/** Lets the logins waiting for `w`'s connect go on. */
+function settle(w: Watched): void {
+  const waiting = w.waiting;
+  w.waiting = [];
+  for (const go of waiting) go();
 }

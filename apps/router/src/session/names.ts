@@ -104,9 +104,16 @@ export function noteDdl(s: Session, analyses: readonly Analysis[]): void {
       runningDdl.add(s);
       break;
     }
-  // Its answer (its ReadyForQuery outside a transaction) waits until the DDL is announced.
-  if (runningDdl.has(s) || unannounced.has(s)) s.out.cork();
+  // Its answer (its ReadyForQuery outside a transaction) waits until the DDL is announced; a
+  // text inside a transaction that does not end it is answered at once (DDL in it is announced
+  // after the transaction's end).
+  if (!runningDdl.has(s) && !unannounced.has(s)) return;
+  if (!s.inTransaction() || analyses.some(endsTransaction)) s.out.cork();
 }
+
+const endsTransaction = (a: Analysis): boolean =>
+  a.kind === 'transaction' &&
+  (a.action === 'commit' || a.action === 'rollback' || a.action === 'prepare_transaction');
 
 /** Sessions whose DDL other routers were not told of yet (it is told once its transaction ends). */
 const unannounced = new WeakSet<Session>();

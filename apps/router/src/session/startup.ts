@@ -143,8 +143,9 @@ async function homeParams(s: Session): Promise<Map<string, string> | undefined> 
     const b = await pool.acquire(s.services.config.acquireTimeoutMs, s.passThrough);
     const params = new Map(b.params);
     try {
+      // The database exists and the role may use it: watch it for DDL before the facts are read.
+      await s.services.ddlWatch?.watch(s.database);
       await learnLoginNames(s, b, catalog, s.services.config.acquireTimeoutMs);
-      s.services.ddlWatch?.watch(s.database);
     } catch (e) {
       b.destroy('login name lookup failed');
       throw e;
