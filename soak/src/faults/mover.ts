@@ -5,6 +5,7 @@
 // Each counts the cutovers that completed (a job that ended DONE moved its rows and flipped the
 // owner) in its details, for the report.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { MOVE_PHASES, MOVE_STEPS } from '@tessera/mover';
 import { JobState, NodeRole, type Catalog, type Job } from '@tessera/proto';
 import type { Cluster } from '../cluster/cluster.js';
 import { TABLES } from '../checker/values.js';
@@ -12,19 +13,6 @@ import type { FaultContext, FaultItem, FaultKind } from './fault.js';
 
 const KEYSPACES = [TABLES.lists.keyspace, TABLES.counters.keyspace, TABLES.accounts.keyspace];
 
-/** Phases of a move at which `kill-mover` may strike (the names apps/mover/src/move records). */
-export const MOVE_KILL_PHASES = [
-  'preparing',
-  'prepared',
-  'copying',
-  'catching up',
-  'frozen',
-  'flipped',
-  'verifying',
-  'cleaning up',
-];
-
-const MOVE_STEPS = ['plan', 'prepare', 'copy', 'sync', 'cutover', 'verify', 'teardown', 'delete'];
 const FINAL = new Set([JobState.DONE, JobState.FAILED, JobState.CANCELLED, JobState.VERIFY_FAILED]);
 /** How long a heal waits for a job the fault submitted to end, beyond the fault's `seconds`. */
 const JOB_END_TIMEOUT_MS = 180_000;
@@ -95,12 +83,12 @@ async function submit(
   cluster: Cluster,
   kind: string,
   spec: Record<string, unknown>,
-  steps: string[],
+  steps: readonly string[],
 ): Promise<Job> {
   // A submission retried after a lost answer may queue the job twice; the mover refuses the
   // second (its plan finds the range moved), which the heal reports but never waits on.
   return retried(`SubmitJob ${kind}`, () =>
-    cluster.jobs.submitJob({ kind, specJson: JSON.stringify(spec), steps }),
+    cluster.jobs.submitJob({ kind, specJson: JSON.stringify(spec), steps: [...steps] }),
   );
 }
 
@@ -244,7 +232,7 @@ export const killMover: FaultKind = {
     'restart the mover armed to SIGKILL itself at a phase of a move (TESSERA_MOVER_FAULT), move a range, restart it after `seconds`; the job resumes',
   draw: (rng) => ({
     target: 'mover0',
-    params: { ...drawPick(rng), phase: rng.pick(MOVE_KILL_PHASES) },
+    params: { ...drawPick(rng), phase: rng.pick(MOVE_PHASES) },
   }),
   selfTimed: true,
   affects: (_item, shape) => allDataNodes(shape),

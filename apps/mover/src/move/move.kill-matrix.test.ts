@@ -21,6 +21,7 @@ import {
   type MoverCluster,
 } from '../testing/cluster.js';
 import { spawnMover } from '../testing/processes.js';
+import { MOVE_PHASES } from './spec.js';
 
 let c: MoverCluster;
 const ROWS = 3_000;
@@ -91,25 +92,12 @@ async function cancel(id: bigint): Promise<number> {
 
 let runs = 0;
 
-const PHASES = [
-  'planned',
-  'preparing',
-  'prepared',
-  'copying',
-  'catching up',
-  'frozen',
-  'flipped',
-  'verifying',
-  'cleaning up',
-  'deleting',
-];
-
 test('one move killed at every phase in turn (resumed by the same mover, once taken over by another) ends once, whole', async () => {
   const r = await firstRange();
   const to = r.owner === 'data1' ? 'data2' : 'data1';
   const job = await c.jobs.submitJob(moveRequest('accounts', r.lo, to));
   let id = `chain-${runs++}`;
-  for (const phase of PHASES) {
+  for (const phase of MOVE_PHASES) {
     // After the flip, a different mover takes the job over once the lease lapsed.
     if (phase === 'verifying') id = `${id}-b`;
     const m = spawnMover({ coordinator: c.coordinator.address, moverId: id, fault: phase });
@@ -118,7 +106,7 @@ test('one move killed at every phase in turn (resumed by the same mover, once ta
     assert.equal(j.phase, phase);
     assert.equal(
       j.committed,
-      PHASES.indexOf(phase) >= PHASES.indexOf('flipped'),
+      MOVE_PHASES.indexOf(phase) >= MOVE_PHASES.indexOf('flipped'),
       `committed at ${phase}`,
     );
   }

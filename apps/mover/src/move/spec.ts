@@ -22,6 +22,24 @@ export const MOVE_STEPS = [
 ] as const;
 export type MoveStep = (typeof MOVE_STEPS)[number];
 
+/**
+ * The phases a move records, in order (what `tessera jobs show` prints, and the kill points of
+ * TESSERA_MOVER_FAULT): the kill matrix and the soak's `kill-mover` fault strike at each.
+ */
+export const MOVE_PHASES = [
+  'planned',
+  'preparing',
+  'prepared',
+  'copying',
+  'catching up',
+  'frozen',
+  'flipped',
+  'verifying',
+  'cleaning up',
+  'deleting',
+] as const;
+export type MovePhase = (typeof MOVE_PHASES)[number];
+
 export interface PlannedTable {
   schema: string;
   name: string;
