@@ -82,6 +82,23 @@ async function invariants(expectedOwner: string): Promise<void> {
   assert.deepEqual(await replicationLeftovers(c.byName.values()), []);
 }
 
+/** Moves 1 of balance between two rows of range `r` through the router (the sum stays). */
+async function shiftBalance(r: { lo: bigint; hi: bigint }, owner: string): Promise<void> {
+  const ids = await c.byName
+    .get(owner)!
+    .query<{ id: string }>(
+      `select id from accounts where hashint8extended(id, 0) between ${r.lo} and ${r.hi} order by id limit 2`,
+    );
+  assert.equal(ids.length, 2);
+  const via = await c.viaRouter();
+  try {
+    await via.query('update accounts set balance = balance + 1 where id = $1', [ids[0]!.id]);
+    await via.query('update accounts set balance = balance - 1 where id = $1', [ids[1]!.id]);
+  } finally {
+    await via.end();
+  }
+}
+
 async function cancel(id: bigint): Promise<number> {
   const io = captureIo({}, '/tmp');
   return main(
@@ -109,12 +126,16 @@ test('one move killed at every phase in turn (resumed by the same mover, once ta
       MOVE_PHASES.indexOf(phase) >= MOVE_PHASES.indexOf('flipped'),
       `committed at ${phase}`,
     );
+    // Writes of the range reach its new owner after the flip, before anyone could verify.
+    if (phase === 'verifying') await shiftBalance(r, to);
   }
   const last = spawnMover({ coordinator: c.coordinator.address, moverId: id });
   try {
     const done = await waitForJob(c.jobs, job.id, 180_000);
     assert.equal(done.state, JobState.DONE, done.error);
     assert.ok(done.takeovers >= 1, 'taken over by a second mover');
+    // The snapshots died with the mover killed at verifying: no comparison, said so.
+    assert.match(JSON.parse(done.resultJson).verify.skipped, /can no longer be compared/);
     await invariants(to);
   } finally {
     await last.stop();
