@@ -85,7 +85,6 @@ export class DdlWatch {
     const home = this.homeAddress();
     for (const [database, w] of this.watched) {
       if (w.address === home && w.backend !== undefined && !w.backend.dead) continue;
-      w.backend?.destroy('home moved');
       this.connect(database, w);
     }
   }
@@ -120,8 +119,14 @@ export class DdlWatch {
     const c = this.opts.catalog();
     const addr = c?.address(c.home);
     if (c === undefined || addr === undefined) return this.later(database, w);
-    const live = w.backend !== undefined && !w.backend.dead;
-    if (live && w.address === `${addr.host}:${addr.port}`) return settle(w);
+    if (w.backend !== undefined && !w.backend.dead) {
+      if (w.address === `${addr.host}:${addr.port}`) return settle(w);
+      // Home moved: its former watch goes (its close is not a loss), facts may be stale.
+      const former = w.backend;
+      w.backend = undefined;
+      w.missed = true;
+      former.destroy('home moved');
+    }
     w.connecting = true;
     w.address = `${addr.host}:${addr.port}`;
     const target = {
@@ -190,8 +195,9 @@ export class DdlWatch {
           this.opts.changed();
         }
       },
-      onClosed: () => {
-        if (w.backend === undefined) return;
+      onClosed: (b) => {
+        // The former home's watch, closed after follow() opened the next one: nothing to do.
+        if (w.backend !== b) return;
         w.backend = undefined;
         w.missed = true;
         this.opts.log.info({ database, home: w.address }, 'the DDL watch on home closed');

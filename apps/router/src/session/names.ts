@@ -41,10 +41,10 @@ const contexts = new WeakMap<Session, Made>();
 
 /**
  * Per router (its services object): how many times DDL may have changed names, counting the
- * texts with DDL its sessions finished and the notifications of home's event trigger
+ * texts with DDL its sessions finished and the notifications other routers sent after theirs
  * (ddl-watch.ts). A session whose facts are older reads them again before its next statement,
- * so a table or schema created through any router, or on home directly, is resolved as
- * Postgres would resolve it from then on.
+ * so a table or schema created through any router is resolved as Postgres would resolve it
+ * from then on (DDL made on home directly is not seen: docs/architecture.md).
  */
 const generations = new WeakMap<object, { n: number }>();
 /** Sessions running a text with DDL now: the generation moves when that text has finished. */
