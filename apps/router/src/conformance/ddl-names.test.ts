@@ -16,6 +16,7 @@ import {
   type DriverMode,
   type DriverSession,
   type Outcome,
+  setUpBoth,
 } from '../testing/drivers.js';
 
 let c: TestCluster;
@@ -36,13 +37,7 @@ before(async () => {
     startPostgres({ name: 'ddl-names-plain' }),
   ]);
   second = await startSecondRouter(c);
-  const setup = await openDriver('pg-simple', c.url());
-  for (const sql of SETUP) {
-    const o = await setup.run(sql);
-    assert.equal(o.sqlstate, undefined, `${sql}: ${o.message}`);
-  }
-  await setup.end();
-  for (const sql of SETUP) await plain.query(sql);
+  await setUpBoth(c.url(), plain, SETUP);
 });
 after(async () => {
   await second?.stop();

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { KeyType } from '@tessera/proto';
 import { startPostgres, type PgServer } from '@tessera/testkit';
 import { startTestCluster, type TestCluster } from '../testing/cluster.js';
-import { openDriver } from '../testing/drivers.js';
+import { setUpBoth } from '../testing/drivers.js';
 import { PYTHON, skipWithoutPython } from '../testing/python.js';
 
 const run = promisify(execFile);
@@ -37,13 +37,7 @@ before(async () => {
     }),
     startPostgres({ name: 'describe-plain' }),
   ]);
-  const setup = await openDriver('pg-simple', c.url());
-  for (const sql of SETUP) {
-    const o = await setup.run(sql);
-    assert.equal(o.sqlstate, undefined, `${sql}: ${o.message}`);
-  }
-  await setup.end();
-  for (const sql of SETUP) await plain.query(sql);
+  await setUpBoth(c.url(), plain, SETUP);
 });
 after(async () => {
   await c?.dispose();
