@@ -3,14 +3,25 @@
 // Postgres. DDL through another router of the cluster is seen by this router's sessions before
 // that DDL's client hears it is done; DDL inside a session's own transaction is seen by its next
 // statements in that transaction (and is gone again after a rollback), as Postgres resolves it;
-// COPY after DDL in its transaction is not kept waiting for the transaction's end.
+// COPY after DDL in its transaction is not kept waiting for the transaction's end; extended DDL
+// ended by a Flush is announced by the Sync that commits it, not before.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import {
+  BackendCode,
+  Writer,
+  writeBind,
+  writeExecute,
+  writeFlush,
+  writeParse,
+  writeSync,
+} from '@tessera/pg-wire';
 import { KeyType } from '@tessera/proto';
 import { startPostgres, type PgServer } from '@tessera/testkit';
 import type { RunningRouter } from '../router.js';
 import { startSecondRouter, startTestCluster, type TestCluster } from '../testing/cluster.js';
+import { RawClient } from '../testing/raw-client.js';
 import {
   openDriver,
   type DriverMode,
@@ -208,5 +219,46 @@ describe('COPY after DDL is answered at once (the announce waits for the end onl
     const [g, w] = [await psql(c.url(), [], inTxn), await psql(plainUrl(), [], inTxn)];
     assert.equal(g, w);
     assert.equal(g, '1|c\nexit 0');
+  });
+});
+
+describe('extended DDL ended by a Flush is announced by the Sync that commits it', () => {
+  test('another router sees the table only after the Sync, as Postgres does', async () => {
+    const steps = ['set search_path = flush_s, public', 'select count(*)::int as n from t'];
+    const [there, direct] = await Promise.all([
+      openDriver('pg-simple', secondUrl()),
+      openDriver('pg-simple', plainUrl()),
+    ]);
+    const [raw, rawDirect] = await Promise.all([
+      RawClient.login(c.router.port),
+      RawClient.login(plain.port),
+    ]);
+    try {
+      await ddl(there, direct, ['create schema flush_s']);
+      await same(there, direct, steps);
+      const w = new Writer();
+      writeParse(w, '', 'create table flush_s.t (tenant_id bigint, v text)', []);
+      writeBind(w, {});
+      writeExecute(w);
+      const batch = writeFlush(w).flush();
+      for (const r of [raw, rawDirect]) {
+        r.send(batch);
+        await r.until((f) => f.code === BackendCode.CommandComplete);
+      }
+      // Not committed yet: public.t still answers.
+      await same(there, direct, steps);
+      for (const r of [raw, rawDirect]) {
+        r.send(writeSync(new Writer()).flush());
+        await r.until((f) => f.code === BackendCode.ReadyForQuery);
+        assert.deepEqual(r.errors(), []);
+      }
+      await same(there, direct, steps);
+      assert.deepEqual((await there.run('select count(*)::int as n from t')).rows, [{ n: 0 }]);
+    } finally {
+      raw.end();
+      rawDirect.end();
+      await there.end();
+      await direct.end();
+    }
   });
 });

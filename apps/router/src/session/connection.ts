@@ -5,7 +5,7 @@ import { FrontendCode, ProtocolError } from '@tessera/pg-wire';
 import { RouterError, SQLSTATE } from '../errors.js';
 import { handleBatch } from '../protocol/extended.js';
 import { handleQuery } from '../protocol/simple.js';
-import { ddlFinished, refreshNames } from './names.js';
+import { corkIfUnannounced, ddlFinished, refreshNames } from './names.js';
 import type { InMsg } from './client-in.js';
 import type { Session } from './session.js';
 import { runStartup } from './startup.js';
@@ -92,7 +92,7 @@ export class Connection {
         return;
       case FrontendCode.Flush:
       case FrontendCode.Sync:
-        return withFreshNames(s, () => this.endOfBatch(m));
+        return withFreshNames(s, () => this.endOfBatch(m), m.code === FrontendCode.Sync);
       // CopyData, CopyDone, CopyFail outside COPY: dropped, as Postgres does.
       case FrontendCode.CopyData:
       case FrontendCode.CopyDone:
@@ -138,15 +138,19 @@ export class Connection {
  * Runs a Query or a batch after the session's table names are current (DDL through any router
  * may have added a table its search_path finds first); DDL it runs marks them stale for every
  * session, here at once and on the other routers before the client hears that it is done.
+ * `synced`: the batch ends with a Sync (a Query is its own); one ended by a Flush has not
+ * committed its implicit transaction yet.
  */
 function withFreshNames(
   s: Session,
   run: () => Promise<void> | undefined,
+  synced = true,
 ): Promise<void> | undefined {
   const go = (): Promise<void> | undefined => {
+    if (synced) corkIfUnannounced(s);
     const r = run();
-    if (r === undefined) return ddlFinished(s);
-    return r.finally(() => ddlFinished(s));
+    if (r === undefined) return ddlFinished(s, synced);
+    return r.finally(() => ddlFinished(s, synced));
   };
   const stale = refreshNames(s);
   return stale === undefined ? go() : stale.then(go);

@@ -119,19 +119,31 @@ const endsTransaction = (a: Analysis): boolean =>
 const unannounced = new WeakSet<Session>();
 
 /**
+ * A Sync is about to end a batch after an earlier one, ended by a Flush, ran DDL: its
+ * ReadyForQuery waits for the announcement as well.
+ */
+export function corkIfUnannounced(s: Session): void {
+  if (unannounced.has(s) && !s.inTransaction()) s.out.cork();
+}
+
+/**
  * The text the session ran has finished: DDL in it makes every session's facts stale, on this
  * router now and on the others once the DDL is committed (or rolled back: a harmless extra look).
+ * Not `synced` (a batch ended by a Flush): its implicit transaction is still open, and the Sync
+ * that ends it announces.
  */
-export function ddlFinished(s: Session): Promise<void> | undefined {
+export function ddlFinished(s: Session, synced = true): Promise<void> | undefined {
   if (runningDdl.delete(s)) {
     generationOf(s.services).n++;
     unannounced.add(s);
   }
-  if (!unannounced.has(s) || s.inTransaction()) {
+  if (!synced || !unannounced.has(s) || s.inTransaction()) {
     if (s.out.isCorked) s.out.uncork();
     return undefined;
   }
   unannounced.delete(s);
+  // Committed now: this router's sessions look again too (they may have looked before).
+  generationOf(s.services).n++;
   return announceDdl(s).finally(() => s.out.uncork());
 }
 
