@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: builds every project once through Nx, then runs every project's tests
-// (scripts/run-tests.mjs) in two queues side by side, and prints one summary line over all of
+// (scripts/run-tests.mjs), two projects at a time, and prints one summary line over all of
 // them. Within a project the test files run one at a time, as before; two projects run at once
 // because the tests mostly wait on Postgres servers and processes, which leaves this machine's
 // two cores half idle with one at a time (21 minutes, load average about 1; 11 with two). Each
