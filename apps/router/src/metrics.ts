@@ -25,7 +25,7 @@ export interface RouterMetrics {
   pinnedSessions(delta: 1 | -1): void;
   /** A statement left session state of `kind` on its backend. */
   pinned(kind: string): void;
-  /** Home's event trigger said DDL committed (session/ddl-watch.ts). */
+  /** A router announced DDL it committed, through home (session/ddl-watch.ts). */
   ddlNotified(): void;
 }
 
@@ -152,7 +152,7 @@ export function routerMetrics(
   );
   const ddlNotices = new Counter({
     name: 'tessera_router_ddl_notifications_total',
-    help: "DDL committed on home, as home's event trigger notified it: each makes every session read its table names again before its next statement",
+    help: 'DDL announcements received from home (a router, maybe this one, committed DDL): each makes every session read its table names again before its next statement',
     registers: [registry],
   });
   return {
