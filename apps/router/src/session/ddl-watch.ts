@@ -68,7 +68,7 @@ export class DdlWatch {
       this.watched.set(database, w);
     }
     const home = this.homeAddress();
-    if (w.backend !== undefined && !w.backend.dead && w.address === home) return undefined;
+    if (live(w) && w.address === home) return undefined;
     if (w.failures > 0) {
       // Down for a while: the login goes on, and the next connect makes its facts stale.
       w.missed = true;
@@ -84,7 +84,7 @@ export class DdlWatch {
   follow(): void {
     const home = this.homeAddress();
     for (const [database, w] of this.watched) {
-      if (w.address === home && w.backend !== undefined && !w.backend.dead) continue;
+      if (live(w) && w.address === home) continue;
       this.connect(database, w);
     }
   }
@@ -92,7 +92,7 @@ export class DdlWatch {
   /** How many databases are being listened to now (for metrics). */
   listening(): number {
     let n = 0;
-    for (const w of this.watched.values()) if (w.backend !== undefined && !w.backend.dead) n++;
+    for (const w of this.watched.values()) if (live(w)) n++;
     return n;
   }
 
@@ -119,13 +119,13 @@ export class DdlWatch {
     const c = this.opts.catalog();
     const addr = c?.address(c.home);
     if (c === undefined || addr === undefined) return this.later(database, w);
-    if (w.backend !== undefined && !w.backend.dead) {
+    if (live(w)) {
       if (w.address === `${addr.host}:${addr.port}`) return settle(w);
       // Home moved: its former watch goes (its close is not a loss), facts may be stale.
       const former = w.backend;
       w.backend = undefined;
       w.missed = true;
-      former.destroy('home moved');
+      former?.destroy('home moved');
     }
     w.connecting = true;
     w.address = `${addr.host}:${addr.port}`;
@@ -205,6 +205,11 @@ export class DdlWatch {
       },
     };
   }
+}
+
+/** `w` has a watch connection that is open (to whichever home it was made to). */
+function live(w: Watched): boolean {
+  return w.backend !== undefined && !w.backend.dead;
 }
 
 /** Lets the logins waiting for `w`'s connect go on. */
