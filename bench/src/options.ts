@@ -11,6 +11,8 @@ export interface BenchOptions {
   clients?: number[] | undefined;
   /** Only these targets (names as in the output); all of the suite's when absent. */
   targets?: string[] | undefined;
+  /** overhead: only these workloads (`select`, `select-simple`, `write`, `tpcb-branch`). */
+  workloads?: string[] | undefined;
   quick: boolean;
   /** pgbench branches: on the one node (overhead), or per node (scaleout). */
   scale?: number | undefined;
@@ -59,6 +61,8 @@ export const OPTIONS_HELP = `Options:
   --targets LIST        only these targets (direct,router,pgbouncer,passthrough, and
                         router-base with --router-baseline; scatter: router,single; 2pc:
                         transfer-cross,transfer-local,direct-local)
+  --workloads LIST      overhead: only these workloads (select, select-simple, write,
+                        tpcb-branch), e.g. to profile one path
   --scale N             pgbench branches (overhead: on the node; scaleout: per node)
   --nodes LIST          scaleout: node counts (default 1,2,3)
   --routers LIST        scaleout: router process counts (default 1,2)
@@ -82,6 +86,15 @@ export const OPTIONS_HELP = `Options:
                         2pc over 500 accounts, no installs
   --help                this text
 `;
+
+function names(flag: string, text: string | undefined): string[] {
+  const out = (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (out.length === 0) throw new UsageError(`${flag} needs a value`);
+  return out;
+}
 
 function list(flag: string, text: string | undefined): number[] {
   if (text === undefined) throw new UsageError(`${flag} needs a value`);
@@ -157,15 +170,12 @@ export function parseOptions(
       case '--clients':
         o.clients = list(a, v());
         break;
-      case '--targets': {
-        const t = v();
-        if (!t) throw new UsageError('--targets needs a value');
-        o.targets = t
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
+      case '--targets':
+        o.targets = names(a, v());
         break;
-      }
+      case '--workloads':
+        o.workloads = names(a, v());
+        break;
       case '--scale':
         o.scale = one(a, v());
         break;

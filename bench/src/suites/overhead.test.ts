@@ -115,6 +115,17 @@ test('the workloads cover -S in both protocols; the prepared ones keep their nam
   );
 });
 
+test('--workloads keeps only the named workloads and names the ones there are', () => {
+  assert.deepEqual(
+    overheadWorkloads([16], ['select', 'select-simple']).map((w) => w.group),
+    ['select, 16 clients', 'select -M simple, 16 clients'],
+  );
+  assert.throws(
+    () => overheadWorkloads(undefined, ['tpcb']),
+    /no workload tpcb \(there are select, select-simple, write, tpcb-branch\)/,
+  );
+});
+
 test('the CPU check leaves out the pipe ratio when the pipe did not run', () => {
   const ms = [m(1, 'select, 16 clients', 'router', 100, 12)];
   assert.deepEqual(

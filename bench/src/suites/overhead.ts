@@ -5,6 +5,7 @@
 // statement. With --router-baseline, another checkout's router runs too (router-base), and the
 // router is judged against it round by round.
 import { roundOrder } from '../harness/stats.js';
+import { UsageError } from '../options.js';
 import { quietNode } from '../pgbench/load.js';
 import { measure } from '../pgbench/measure.js';
 import type { PgbenchProtocol } from '../pgbench/run.js';
@@ -129,9 +130,19 @@ interface Workload {
   group: string;
 }
 
-export function overheadWorkloads(clients?: number[]): Workload[] {
+/** A workload's name for --workloads: its kind, with `-simple` when not prepared. */
+const workloadName = (p: { kind: WorkloadKind; protocol: PgbenchProtocol }): string =>
+  p.protocol === 'prepared' ? p.kind : `${p.kind}-${p.protocol}`;
+
+export function overheadWorkloads(clients?: number[], only?: readonly string[]): Workload[] {
+  const unknown = only?.filter((n) => !PLAN.some((p) => workloadName(p) === n)) ?? [];
+  if (unknown.length > 0)
+    throw new UsageError(
+      `--workloads: no workload ${unknown.join(', ')} (there are ${PLAN.map(workloadName).join(', ')})`,
+    );
   const out: Workload[] = [];
   for (const p of PLAN) {
+    if (only !== undefined && !only.includes(workloadName(p))) continue;
     for (const c of clients ?? p.clients) {
       // The prepared workloads keep their names (the checks and earlier results use them).
       const group = `${p.kind}${p.protocol === 'prepared' ? '' : ` -M ${p.protocol}`}, ${c} clients`;
@@ -153,7 +164,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
   const { opts } = ctx;
   const startedAt = new Date();
   const scale = opts.scale ?? DEFAULT_SCALE;
-  const workloads = overheadWorkloads(opts.clients);
+  const workloads = overheadWorkloads(opts.clients, opts.workloads);
   const maxClients = Math.max(...workloads.map((w) => w.clients));
   const node = await startPgbenchNode({
     name: 'bench-overhead',

@@ -43,6 +43,15 @@ export function baselineRouterEntry(checkout: string): NodeEntry | undefined {
   return { args: [main], describe: `${main} (baseline, ${commit})` };
 }
 
+/**
+ * Extra Node.js flags for every router process (TESSERA_BENCH_ROUTER_NODE_FLAGS, split on spaces),
+ * e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the router under a suite's load (Node
+ * refuses --cpu-prof in NODE_OPTIONS).
+ */
+function nodeFlags(): string[] {
+  return (process.env['TESSERA_BENCH_ROUTER_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
+}
+
 export async function startRouter(opts: RouterOptions): Promise<TargetStart> {
   const name = opts.name ?? 'router';
   const entry = opts.entry ?? nodeEntry(join(REPO_ROOT, 'apps', 'router'), 'main');
@@ -53,6 +62,7 @@ export async function startRouter(opts: RouterOptions): Promise<TargetStart> {
     );
   const port = await freePort();
   const args = [
+    ...nodeFlags(),
     ...entry.args,
     '--listen',
     `127.0.0.1:${port}`,
