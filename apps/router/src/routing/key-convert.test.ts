@@ -1,7 +1,14 @@
 // Integer keys from parameters and literals of other types, as Postgres compares or stores them.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OID, convertNumericLiteral, convertParam, decodeNumeric } from './key-convert.js';
+import { hashKeyText, hashKeyUtf8 } from '@tessera/pg-hash';
+import {
+  OID,
+  convertNumericLiteral,
+  convertParam,
+  decodeNumeric,
+  isShortInteger,
+} from './key-convert.js';
 
 const text = (s: string) => Buffer.from(s);
 const f8 = (x: number) => {
@@ -88,5 +95,35 @@ describe('convertParam', () => {
     assert.equal(convertParam('int', OID.int8, text('99999999999'), 0, 'compare').kind, 'none');
     assert.equal(convertParam('int', OID.int8, text('99999999999'), 0, 'assign').kind, 'error');
     assert.equal(convertParam('bigint', 16, text('t'), 0, 'compare').kind, 'unknown');
+  });
+});
+
+describe('isShortInteger (the hash fast path)', () => {
+  test('takes plain integers of up to 9 digits, for int and bigint keys, untyped or int4/int8', () => {
+    for (const t of ['0', '7', '-5', '007', '123456789', '-999999999']) {
+      for (const key of ['int', 'bigint'] as const) {
+        for (const oid of [0, OID.unknown, OID.int4, OID.int8]) {
+          assert.equal(isShortInteger(key, oid, text(t)), true, `${t} ${key} ${oid}`);
+          // Same key as convertParam finds, and the bytes hash as that key's text.
+          const c = convertParam(key, oid, text(t), 0, 'compare');
+          assert.equal(c.kind, 'key');
+          if (c.kind !== 'key') continue;
+          assert.equal(
+            hashKeyUtf8(key, text(t), 7n),
+            hashKeyText(key, c.value.toString(), 7n),
+            `${t} ${key} ${oid}`,
+          );
+        }
+      }
+    }
+  });
+
+  test('leaves everything else to convertParam', () => {
+    for (const t of ['', '-', '1234567890', ' 1', '1 ', '+1', '1.0', '1e3', 'x'])
+      assert.equal(isShortInteger('bigint', 0, text(t)), false, JSON.stringify(t));
+    assert.equal(isShortInteger('smallint', 0, text('1')), false);
+    assert.equal(isShortInteger('int', OID.int2, text('1')), false);
+    assert.equal(isShortInteger('int', OID.numeric, text('1')), false);
+    assert.equal(isShortInteger('int', OID.float8, text('1')), false);
   });
 });

@@ -105,6 +105,25 @@ export function convertParam(
   }
 }
 
+/**
+ * Whether a text parameter of type `oid` is `-?[0-9]{1,9}` for an int or bigint key: a value
+ * both types hold, so convertParam would find it as written (leading zeros aside) and its hash
+ * is the bytes' own. Any other shape, smallint keys and int2 parameters go through convertParam.
+ */
+export function isShortInteger(keyType: IntegerKeyType, oid: number, b: Uint8Array): boolean {
+  if (keyType === 'smallint') return false;
+  if (oid !== OID.unspecified && oid !== OID.unknown && oid !== OID.int4 && oid !== OID.int8)
+    return false;
+  const n = b.length;
+  let i = n > 0 && b[0] === 0x2d ? 1 : 0;
+  if (i === n || n - i > 9) return false;
+  for (; i < n; i++) {
+    const c = b[i]!;
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
+
 /** A numeric literal (`3.0`, `99999999999999999999`) for an integer key. */
 export function convertNumericLiteral(
   keyType: IntegerKeyType,

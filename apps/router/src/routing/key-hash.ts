@@ -7,6 +7,7 @@ import {
   OID,
   convertNumericLiteral,
   convertParam,
+  isShortInteger,
   type Converted,
   type IntegerKeyType,
   type KeyContext,
@@ -117,6 +118,11 @@ export function hashPinValues(
         } else if (isIntegerKey(keyType)) {
           if (v.typeName !== undefined && !INTEGER_CASTS.has(v.typeName.toLowerCase()))
             return 'unpinnable';
+          // What drivers send most: a short plain integer in text, hashed from its bytes.
+          if (p.format === 0 && isShortInteger(keyType, p.type ?? 0, p.value)) {
+            out.push(hashKeyUtf8(keyType, p.value, seed));
+            break;
+          }
           const c = convertParam(keyType, p.type ?? 0, p.value, p.format, context);
           const h = convertedHash(c, keyType, seed);
           if (h === 'unpinnable') return h;

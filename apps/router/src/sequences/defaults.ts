@@ -5,7 +5,7 @@
 // the cluster. Synchronous while the blocks and the table's columns are at hand; a promise only
 // when a block or a table's definition must be fetched.
 import { randomUUID } from 'node:crypto';
-import type { Analysis, InsertAnalysis } from '@tessera/sql';
+import type { Analysis, InsertAnalysis, SelectAnalysis } from '@tessera/sql';
 import type { Snapshot } from '@tessera/keyspace';
 import { insertLayout } from '@tessera/sql';
 import { acquireFor, poolFor } from '../execute/backends.js';
@@ -37,6 +37,16 @@ const TABLE_QUERY_TIMEOUT_MS = 10_000;
  * The INSERT with the router's values written in, or undefined when it runs as sent. DDL through
  * the router forgets the tables' definitions (they may have changed).
  */
+/**
+ * Whether fillDefaults may have work for `a`: an INSERT, or a SELECT that may call a sequence
+ * function (those are volatile: most SELECTs are answered without looking at their text).
+ */
+export function mayFill(a: Analysis): a is InsertAnalysis | SelectAnalysis {
+  return (
+    a.kind === 'insert' || (a.kind === 'select' && a.hasVolatileFunctions && mayCallSequence(a.sql))
+  );
+}
+
 export function fillDefaults(
   s: Session,
   a: Analysis,
@@ -49,7 +59,7 @@ export function fillDefaults(
     forgetDefinitions(seqs);
     return undefined;
   }
-  if (a.kind !== 'insert' && (a.kind !== 'select' || !mayCallSequence(a.sql))) return undefined;
+  if (!mayFill(a)) return undefined;
   const snapshot = s.services.catalog();
   if (snapshot === undefined) return undefined;
   if (a.kind === 'select') return selectCalls(s, seqs, a, snapshot, param);

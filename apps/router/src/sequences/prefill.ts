@@ -6,7 +6,7 @@ import type { Analysis } from '@tessera/sql';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { StatementRecord } from '../statement/prepared.js';
-import { fillDefaults, forgetDefinitions, type Filled } from './defaults.js';
+import { fillDefaults, forgetDefinitions, mayFill, type Filled } from './defaults.js';
 
 /** By Bind position: its statement with the router's values in, or the error making them. */
 export type Prefilled = Map<number, Filled | Error>;
@@ -31,7 +31,7 @@ export function prefillBatch(
     if (m.code !== FrontendCode.Bind) continue;
     const name = bindStatementName(m.body);
     const a = parsed?.has(name) ? parsed.get(name) : s.statements.get(name)?.analysis;
-    if (a?.kind !== 'insert' && a?.kind !== 'select') continue;
+    if (a === undefined || !mayFill(a)) continue;
     try {
       const f = fillDefaults(s, a, (i) => textParam(m.body, i));
       if (f instanceof Promise)
