@@ -7,7 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { checkEvents } from './checker/check.js';
 import { BANK_INIT } from './checker/bank.js';
 import { Cluster } from './cluster/cluster.js';
-import { retryEveryError, retrySetup } from './cluster/setup-retry.js';
+import { waitReplicated } from './cluster/ha.js';
+import { retrySetup } from './cluster/setup-retry.js';
 import {
   bankAccounts,
   createAccounts,
@@ -22,15 +23,8 @@ import { drawSchedule } from './faults/schedule.js';
 import { HistoryWriter } from './history/writer.js';
 import { readHistoryFile } from './history/read.js';
 import type { Plan } from './plan/plan.js';
-import {
-  catalogRecord,
-  noteCatalog,
-  noteNodeProbe,
-  preparedLeft,
-  probeNode,
-  probeOps,
-  probeThroughRouter,
-} from './probe/probe.js';
+import { finalProbe } from './probe/final.js';
+import { catalogRecord, preparedLeft } from './probe/probe.js';
 import { cutoversOf, lastLine, type SoakReport } from './report/model.js';
 import { renderMarkdown } from './report/markdown.js';
 import { RecoveryTracker } from './report/recovery.js';
@@ -65,8 +59,8 @@ export interface RunResult {
 }
 
 const RSS_EVERY_MS = 10_000;
-/** How long each part of the final probe is retried before it counts as missing. */
-const PROBE_RETRY_MS = 120_000;
+
+export { finalProbe } from './probe/final.js';
 
 export async function runPlan(o: RunOptions): Promise<RunResult> {
   const { plan, log } = o;
@@ -102,6 +96,8 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
     );
     const balances = await createAccounts(cluster, accounts, plan.workload.bank.balance);
     history.note('setup', BANK_INIT, { balances });
+    // Replicated nodes start the load with their replica synchronous (a failover is possible).
+    await waitReplicated(cluster, cluster.nodes, 180_000);
     history.note('harness', 'catalog', { catalog: catalogRecord(catalog) });
     log(
       `schema ready: ${accounts.length} accounts, ${catalog.ranges.length} ranges; routers ${cluster.routers.map((r) => `${r.name} ${r.address.host}:${r.address.port}`).join(', ')}`,
@@ -113,6 +109,7 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
       routers: cluster.routers.map((r) => r.name),
       netns: cluster.use === 'netns',
       linkProxy: plan.cluster.linkProxy,
+      replicas: plan.cluster.replicas > 0,
     };
     const schedule = drawSchedule(
       plan.faults,
@@ -155,6 +152,7 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
         (c) => {
           catalog = c;
           workload.snapshot = snapshotOf(c);
+          cluster.followCatalog(c);
         },
         () => undefined,
       );
@@ -185,6 +183,10 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
 
     await nemesis.healAll();
     for (const r of cluster.routers) await cluster.waitForRouter(r);
+    await cluster.getCatalog().then(
+      (c) => cluster.followCatalog(c),
+      () => undefined,
+    );
     const settleUntil = Date.now() + plan.settleTimeoutS * 1000;
     let left = await preparedLeft(cluster);
     while (left.length > 0 && Date.now() < settleUntil) {
@@ -290,59 +292,6 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
   } finally {
     if (!keep) await cluster.stop();
   }
-}
-
-/**
- * A complete final-state probe under number `probe`, written into the history. Faults leave
- * transient errors behind them (a router still re-reading its catalog, a coordinator stepping
- * down, a node finishing recovery), so every part is retried for up to `PROBE_RETRY_MS`; only a
- * part that never succeeds is a `probe-error` (which the checker counts as final-state-missing).
- */
-export async function finalProbe(
-  cluster: Cluster,
-  history: HistoryWriter,
-  probe: number,
-  keys: RunResult['probeKeys'],
-  newProcess: () => number,
-  timeoutMs: number,
-  log: (line: string) => void = () => undefined,
-): Promise<void> {
-  history.note('probe', 'probe-start', { probe });
-  const retry = <T>(what: string, step: () => Promise<T>, beforeRetry?: () => Promise<unknown>) =>
-    retrySetup(step, {
-      what: `probe ${probe}: ${what}`,
-      timeoutMs: PROBE_RETRY_MS,
-      log,
-      classify: retryEveryError,
-      beforeRetry,
-    });
-  const failed = (what: string, e: unknown): undefined => {
-    history.note('probe', 'probe-error', { probe, message: `${what}: ${(e as Error).message}` });
-    return undefined;
-  };
-  const ops = probeOps(keys);
-  for (const r of cluster.routers) {
-    await retry(
-      `reads through ${r.name}`,
-      () => probeThroughRouter(cluster, r, history, newProcess, ops, timeoutMs),
-      () => cluster.waitForRouter(r, 30_000),
-    ).catch((e: unknown) => failed(r.name, e));
-  }
-  const catalog = await retry(
-    'GetCatalog',
-    () => cluster.getCatalog(),
-    () => cluster.vip.waitForLeader(30_000),
-  ).catch((e: unknown) => failed('GetCatalog', e));
-  if (catalog) {
-    noteCatalog(history, probe, catalog);
-    for (const n of cluster.nodes) {
-      const got = await retry(`rows of ${n.name}`, () => probeNode(cluster, n, catalog)).catch(
-        (e: unknown) => failed(n.name, e),
-      );
-      if (got) noteNodeProbe(history, probe, n.name, got);
-    }
-  }
-  history.note('probe', 'probe-end', { probe });
 }
 
 function writeReport(dir: string, r: SoakReport): { json: string; md: string; svg: string } {

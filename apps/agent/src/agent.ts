@@ -2,9 +2,9 @@
 // the primary when the lease lapses (self-fence), carries out directives one at a time, and
 // restarts its server only when it is a standby (a primary is started again only on the
 // coordinator's word, which knows whether a replica was promoted meanwhile).
-import { parseAddress, type AgentDirective, type DirectiveResult } from '@tessera/proto';
+import type { AgentDirective, DirectiveResult } from '@tessera/proto';
 import { createLogger, createMetrics, startMetricsServer, type Logger } from '@tessera/telemetry';
-import { loginOfUrl, type AgentConfig } from './config.js';
+import { loginOfUrl, serverPortOf, type AgentConfig } from './config.js';
 import { ServerControl } from './control.js';
 import { carryOut, parseAction, type Action, type DirectiveContext } from './directives.js';
 import { readCnpg } from './cnpg.js';
@@ -102,7 +102,7 @@ class Agent {
       config.dataDir !== undefined
         ? new ServerControl({
             dataDir: config.dataDir,
-            port: parseAddress(config.address).port,
+            port: serverPortOf(config),
             binDir: config.pgBin,
             logFile: config.pgLog,
           })

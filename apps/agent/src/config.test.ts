@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '@tessera/config';
-import { parseConfig, type AgentConfig } from './config.js';
+import { parseConfig, serverPortOf, type AgentConfig } from './config.js';
 
 function config(argv: string[], env: NodeJS.ProcessEnv = {}): AgentConfig {
   const p = parseConfig(argv, env);
@@ -19,6 +19,17 @@ test('defaults: native mode, one coordinator, the address taken from the URL', (
   assert.equal(c.mode, 'native');
   assert.equal(c.reportIntervalMs, 1000);
   assert.equal(c.probeFailures, 2);
+});
+
+test('the server is started on the port of --pg-url, not of --address (a proxy in front of it)', () => {
+  const behindProxy = config([...BASE, '--address', '10.0.0.7:6543']);
+  assert.equal(behindProxy.address, '10.0.0.7:6543');
+  assert.equal(serverPortOf(behindProxy), 5433);
+  assert.equal(serverPortOf(config(BASE)), 5433);
+  assert.equal(
+    serverPortOf(config(['--node', 'd1', '--pg-url', 'postgres://postgres@127.0.0.1/postgres'])),
+    5432,
+  );
 });
 
 test('a list of coordinators from the flag or TESSERA_COORDINATOR; flags win', () => {

@@ -71,7 +71,9 @@ Flags (each also read from the environment variable shown):
   --node NAME               TESSERA_NODE              the node this instance belongs to (required)
   --pg-url URL              TESSERA_PG_URL            superuser postgres:// URL of the instance (required)
   --address HOST:PORT       TESSERA_ADDRESS           the instance's address in the catalog
-                                                      (default: host and port of --pg-url)
+                                                      (default: host and port of --pg-url; it may
+                                                      be a proxy's: the agent starts the server
+                                                      on the port of --pg-url)
   --name NAME               TESSERA_INSTANCE_NAME     the application_name it streams under as a
                                                       standby (a former primary rejoins under it)
   --data-dir DIR            TESSERA_DATA_DIR          the instance's data directory (native mode:
@@ -254,6 +256,21 @@ export function loginOfUrl(url: string): { user: string; password?: string } {
   const u = new URL(url);
   const user = decodeURIComponent(u.username) || 'postgres';
   return u.password === '' ? { user } : { user, password: decodeURIComponent(u.password) };
+}
+
+/**
+ * The port the instance's server listens on, which the agent starts it on (rejoin, restart): the
+ * port of --pg-url, its own connection to the server. --address is what the catalog and every
+ * other client dial, which may be a proxy's or a load balancer's port in front of the server.
+ */
+export function serverPortOf(config: Pick<AgentConfig, 'pgUrl' | 'address'>): number {
+  try {
+    const u = new URL(config.pgUrl);
+    if (u.hostname !== '') return u.port === '' ? 5432 : Number(u.port);
+  } catch {
+    // not a URL: the address is all there is
+  }
+  return parseAddress(config.address).port;
 }
 
 function addressOfUrl(url: string): string {

@@ -3,3 +3,4 @@
 export { startAgent, type RunningAgent, type StartOptions } from './agent.js';
 export { parseConfig, USAGE, type AgentConfig, type AgentMode, type ParsedArgs } from './config.js';
 export { FENCE_MARKER } from './control.js';
+export { agentArgv, type AgentLaunch } from './launch.js';

@@ -97,6 +97,9 @@ export class CraftedHistory {
       probe?: number;
       prepared?: Record<string, string[]>;
       slots?: Record<string, string[]>;
+      physicalSlots?: Record<string, string[]>;
+      /** The instance read, by node (default: the catalog's address of the node). */
+      instances?: Record<string, string>;
     } = {},
   ): this {
     const probe = opts.probe ?? 1;
@@ -116,11 +119,14 @@ export class CraftedHistory {
           rows: mine.map((r) => [...columns.map((c) => r.values[c]), String(hashOf(r, t.key))]),
         });
       }
+      const n = TEST_CATALOG.nodes.find((x) => x.name === node)!;
       this.event('probe', 'info', 'node-state', {
         probe,
         node,
+        instance: opts.instances?.[node] ?? `${n.host}:${n.port}`,
         prepared: opts.prepared?.[node] ?? [],
         slots: opts.slots?.[node] ?? [],
+        physicalSlots: opts.physicalSlots?.[node] ?? [],
         publications: [],
         subscriptions: [],
       });

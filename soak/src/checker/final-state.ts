@@ -21,8 +21,13 @@ export interface NodeRows {
 
 export interface NodeState {
   node: string;
+  /** The catalog address of the instance read (histories before replicas have none). */
+  instance?: string;
   prepared: string[];
+  /** Logical slots (before replicas: every slot). */
   slots: string[];
+  /** A streaming replica's physical slots: never a leftover. */
+  physicalSlots?: string[];
   publications: string[];
   subscriptions: string[];
 }

@@ -32,6 +32,19 @@ test('a Tessera slot left on a node is a leftover', () => {
   only(checkEvents(h.events), 'placement-leftover');
 });
 
+test("a streaming replica's physical slot is not a leftover, whatever its name", () => {
+  const h = new CraftedHistory().probe({}, { physicalSlots: { n1: ['tessera_n1_replica', 'x'] } });
+  only(checkEvents(h.events));
+});
+
+test("rows read from an instance other than the catalog's primary cannot pass", () => {
+  const stale = new CraftedHistory().probe({}, { instances: { n1: '10.0.0.9:5432' } });
+  only(checkEvents(stale.events), 'final-state-missing');
+  // The catalog names the promoted instance: rows read there are the node's.
+  const promoted = new CraftedHistory().probe({}, { instances: { n1: '10.0.0.2:5432' } });
+  only(checkEvents(promoted.events));
+});
+
 test('a prepared transaction left on a node is reported', () => {
   const h = new CraftedHistory().probe({}, { prepared: { n2: ['tessera:c:9:n2'] } });
   only(checkEvents(h.events), 'prepared-left');

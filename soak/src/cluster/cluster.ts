@@ -4,39 +4,35 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { freePort } from '@tessera/pgctl';
-import {
-  AdminService,
-  CatalogService,
-  JobService,
-  createClient,
-  type Catalog,
-  type Client,
-} from '@tessera/proto';
-import { serviceBin } from '../entry.js';
-import { Network, netnsSupport, sweepStaleNamespaces } from '../net/netns.js';
-import { pickSubnet, planTopology, type MemberSpec, type Topology } from '../net/topology.js';
+import type { AdminService, CatalogService, JobService, Catalog, Client } from '@tessera/proto';
+import { Network, sweepStaleNamespaces } from '../net/netns.js';
+import { pickSubnet, planTopology, type Topology } from '../net/topology.js';
 import type { ClusterPlan } from '../plan/plan.js';
-import { NodeMember, type Address } from './nodes.js';
-import { ManagedProcess } from './process.js';
+import { AGENT_READY, agentProcess } from './agents.js';
+import { CoordinatorClients, connectTo } from './clients.js';
+import { PgInstance, type Address } from './instance.js';
+import { memberSpecs, networkFor, nodeNames, type NetworkUse } from './layout.js';
+import { NodeMember, replicaMember } from './nodes.js';
+import type { ManagedProcess } from './process.js';
+import {
+  COORDINATOR_PORT,
+  MOVER_READY,
+  ROUTER_PORT,
+  coordinatorService,
+  moverService,
+  routerService,
+  type ServiceMember,
+  type ServicePlacement,
+} from './services.js';
 import { CoordinatorVip } from './vip.js';
 
-export type NetworkUse = 'netns' | 'loopback';
+export { COORDINATOR_PORT, ROUTER_PORT, type ServiceMember } from './services.js';
+export type { NetworkUse } from './layout.js';
 
-export const COORDINATOR_PORT = 7400;
-export const ROUTER_PORT = 6432;
 export const CATALOG_DATABASE = 'tessera';
 export const SOAK_DATABASE = 'soak';
-/** What a mover logs once it claims jobs. */
-const MOVER_READY = 'mover started';
-
-export interface ServiceMember {
-  name: string;
-  kind: 'coordinator' | 'router' | 'mover';
-  address: Address;
-  process: ManagedProcess;
-}
 
 export interface ClusterEvents {
   log(line: string): void;
@@ -55,9 +51,7 @@ export class Cluster {
   vipAddress!: Address;
   network: Network | undefined;
   topology: Topology | undefined;
-  #admin: Client<typeof AdminService> | undefined;
-  #catalog: Client<typeof CatalogService> | undefined;
-  #jobs: Client<typeof JobService> | undefined;
+  readonly #clients = new CoordinatorClients(() => this.vipAddress, this.token);
   #stopping = false;
   /** Services that exited without being asked to, with when. */
   readonly unexpectedExits: {
@@ -76,22 +70,8 @@ export class Cluster {
     readonly events: ClusterEvents,
   ) {}
 
-  /** Decides netns or loopback for a plan: what it asks for, what the machine can do. */
-  static networkFor(plan: ClusterPlan): { use: NetworkUse; reason: string } {
-    if (plan.network === 'loopback')
-      return { use: 'loopback', reason: 'the plan asks for loopback' };
-    const s = netnsSupport();
-    if (s.ok) return { use: 'netns', reason: 'each instance in its own network namespace' };
-    if (plan.network === 'netns')
-      throw new Error(`the plan needs network namespaces, but ${s.reason}`);
-    return {
-      use: 'loopback',
-      reason: `${s.reason}: running on 127.0.0.1, without partition faults`,
-    };
-  }
-
   static async start(plan: ClusterPlan, runDir: string, events: ClusterEvents): Promise<Cluster> {
-    const { use, reason } = Cluster.networkFor(plan);
+    const { use, reason } = networkFor(plan.network);
     mkdirSync(join(runDir, 'logs'), { recursive: true });
     const c = new Cluster(plan, runDir, use, reason, events);
     events.log(`network: ${use} (${reason})`);
@@ -104,31 +84,26 @@ export class Cluster {
     return c;
   }
 
-  /** Member names: home, data1..N, coord0..M-1, router0..R-1. */
-  static memberSpecs(plan: ClusterPlan): MemberSpec[] {
-    return [
-      { name: 'home', kind: 'node' },
-      ...Array.from({ length: plan.dataNodes }, (_, i) => ({
-        name: `data${i + 1}`,
-        kind: 'node' as const,
-      })),
-      ...Array.from({ length: plan.coordinators }, (_, i) => ({
-        name: `coord${i}`,
-        kind: 'coordinator' as const,
-      })),
-      ...Array.from({ length: plan.routers }, (_, i) => ({
-        name: `router${i}`,
-        kind: 'router' as const,
-      })),
-      ...Array.from({ length: plan.movers }, (_, i) => ({
-        name: `mover${i}`,
-        kind: 'mover' as const,
-      })),
-    ];
+  #memberOf(name: string) {
+    return this.topology?.members.find((m) => m.name === name);
+  }
+
+  /** A service's address: its namespace's, or 127.0.0.1 with a free port. */
+  async #placement(name: string, port: number): Promise<ServicePlacement> {
+    const m = this.#memberOf(name);
+    return {
+      name,
+      address: { host: m?.address ?? '127.0.0.1', port: m ? port : await freePort() },
+      ns: m?.ns,
+      vip: this.vipAddress,
+      token: this.token,
+      runDir: this.runDir,
+      plan: this.plan,
+    };
   }
 
   async #start(): Promise<void> {
-    const specs = Cluster.memberSpecs(this.plan);
+    const specs = memberSpecs(this.plan);
     if (this.use === 'netns') {
       const live = sweepStaleNamespaces();
       this.topology = planTopology(specs, pickSubnet(process.pid, live), process.pid);
@@ -138,68 +113,25 @@ export class Cluster {
         `network namespaces up: ${this.topology.members.map((m) => `${m.name} ${m.address}`).join(', ')}; harness ${this.topology.rootAddress}`,
       );
     }
-    const memberOf = (name: string) => this.topology?.members.find((m) => m.name === name);
+    await this.#startNodes();
+    this.vipAddress = {
+      host: this.topology?.rootAddress ?? '127.0.0.1',
+      port: this.topology ? COORDINATOR_PORT : await freePort(),
+    };
 
-    // Postgres nodes, in parallel.
-    const nodeSpecs = specs.filter((s) => s.kind === 'node');
-    const started = await Promise.all(
-      nodeSpecs.map((s) =>
-        NodeMember.start({
-          name: s.name,
-          role: s.name === 'home' ? 'home' : 'data',
-          address: memberOf(s.name)?.address,
-          ns: memberOf(s.name)?.ns,
-          linkProxy: this.plan.linkProxy,
-          settings: this.plan.postgresSettings,
-          runDir: this.runDir,
-        }),
-      ),
-    );
-    this.nodes.push(...started);
-    for (const n of this.nodes) {
-      await n.pg.query(`create database ${SOAK_DATABASE}`);
-      if (n.role === 'home') await n.pg.query(`create database ${CATALOG_DATABASE}`);
-    }
-    this.events.log(
-      `postgres: ${this.nodes.map((n) => `${n.name} ${n.direct.host}:${n.direct.port}${n.proxy ? ` (catalog ${n.catalogAddress.host}:${n.catalogAddress.port})` : ''}`).join(', ')}`,
-    );
-
-    // Coordinators behind the harness's VIP, which they advertise: a standby names the active
-    // coordinator's advertised address to a client that reached it, and routers can reach only
-    // the VIP (they have no link to a coordinator's own address).
-    const vipHost = this.topology?.rootAddress ?? '127.0.0.1';
-    const vipPort = this.topology ? COORDINATOR_PORT : await freePort();
-    const home = this.home;
-    const catalogUrl = `postgresql://postgres@${home.catalogAddress.host}:${home.catalogAddress.port}/${CATALOG_DATABASE}`;
-    for (const s of specs.filter((x) => x.kind === 'coordinator')) {
-      const m = memberOf(s.name);
-      const address = {
-        host: m?.address ?? '127.0.0.1',
-        port: m ? COORDINATOR_PORT : await freePort(),
-      };
-      const proc = new ManagedProcess({
-        name: s.name,
-        command: process.execPath,
-        args: [
-          serviceBin('coordinator', 'tessera-coordinator'),
-          ...['--catalog-url', catalogUrl, '--listen', `${address.host}:${address.port}`],
-          ...['--metrics-port', '0', '--standby-poll-ms', '200'],
-          ...['--advertise', `${vipHost}:${vipPort}`],
-          ...this.plan.coordinatorArgs,
-        ],
-        env: { TESSERA_ADMIN_TOKEN: this.token, TESSERA_LOG_LEVEL: 'info' },
-        ns: m?.ns,
-        logFile: join(this.runDir, 'logs', `${s.name}.log`),
-      });
-      this.coordinators.push({ name: s.name, kind: 'coordinator', address, process: proc });
-    }
+    // Coordinators behind the harness's VIP. The catalog URL names every server of the home
+    // node, so that a coordinator follows the catalog database to a promoted home replica.
+    const catalogUrl = `postgresql://postgres@${this.home.instances.map((i) => i.catalogKey).join(',')}/${CATALOG_DATABASE}`;
+    for (const s of specs.filter((x) => x.kind === 'coordinator'))
+      this.coordinators.push(
+        coordinatorService(await this.#placement(s.name, COORDINATOR_PORT), catalogUrl),
+      );
     this.vip = new CoordinatorVip(
       this.coordinators.map((c) => ({ name: c.name, ...c.address })),
       this.token,
       (leader) => this.events.note('coordinator-leader', { leader: leader ?? null }),
     );
-    await this.vip.listen(vipHost, vipPort);
-    this.vipAddress = { host: vipHost, port: vipPort };
+    await this.vip.listen(this.vipAddress.host, this.vipAddress.port);
     for (const c of this.coordinators) {
       this.#supervise(c);
       c.process.start();
@@ -209,65 +141,93 @@ export class Cluster {
     );
     const leader = await this.vip.waitForLeader(120_000);
     this.events.log(
-      `coordinators: ${this.coordinators.map((c) => `${c.name} ${c.address.host}:${c.address.port}`).join(', ')}; active ${leader}; routers reach them at ${vipHost}:${vipPort}`,
+      `coordinators: ${this.coordinators.map((c) => `${c.name} ${c.address.host}:${c.address.port}`).join(', ')}; active ${leader}; routers reach them at ${this.vipAddress.host}:${this.vipAddress.port}`,
     );
 
-    // Routers.
-    for (const s of specs.filter((x) => x.kind === 'router')) {
-      const m = memberOf(s.name);
-      const address = { host: m?.address ?? '127.0.0.1', port: m ? ROUTER_PORT : await freePort() };
-      const proc = new ManagedProcess({
-        name: s.name,
-        command: process.execPath,
-        args: [
-          serviceBin('router', 'tessera-router'),
-          ...[
-            '--listen',
-            `${address.host}:${address.port}`,
-            '--coordinator',
-            `${vipHost}:${vipPort}`,
-          ],
-          ...['--metrics-port', '0', '--router-id', s.name],
-          ...this.plan.routerArgs,
-        ],
-        env: { TESSERA_ADMIN_TOKEN: this.token, TESSERA_LOG_LEVEL: 'info' },
-        ns: m?.ns,
-        logFile: join(this.runDir, 'logs', `${s.name}.log`),
-      });
-      this.routers.push({ name: s.name, kind: 'router', address, process: proc });
-    }
-
-    // Movers: they claim the jobs the move faults submit, and reach the nodes at their catalog
-    // addresses (each node links to every member) and the coordinators through the VIP. The
-    // mover id is fixed, so a mover restarted after a kill resumes its jobs at once.
+    for (const s of specs.filter((x) => x.kind === 'router'))
+      this.routers.push(routerService(await this.#placement(s.name, ROUTER_PORT)));
     for (const s of specs.filter((x) => x.kind === 'mover')) {
-      const m = memberOf(s.name);
-      const proc = new ManagedProcess({
-        name: s.name,
-        command: process.execPath,
-        args: [
-          serviceBin('mover', 'tessera-mover'),
-          ...['--coordinator', `${vipHost}:${vipPort}`, '--metrics-port', '0'],
-          ...['--mover-id', `soak-${s.name}`],
-          // Marker round trips of 20 ms three times in a row are rare on a loaded 2-core machine.
-          ...['--catchup-budget-ms', '100'],
-          ...this.plan.moverArgs,
-        ],
-        env: { TESSERA_ADMIN_TOKEN: this.token, TESSERA_LOG_LEVEL: 'info' },
-        ns: m?.ns,
-        logFile: join(this.runDir, 'logs', `${s.name}.log`),
-      });
-      const mover: ServiceMember = {
-        name: s.name,
-        kind: 'mover',
-        address: { host: m?.address ?? '127.0.0.1', port: 0 },
-        process: proc,
-      };
+      const mover = moverService(await this.#placement(s.name, 0));
       this.movers.push(mover);
       this.#supervise(mover);
-      proc.start();
+      mover.process.start();
     }
     await Promise.all(this.movers.map((mv) => mv.process.waitForLog(MOVER_READY, 180_000)));
+  }
+
+  /** Every node's primary (in parallel), then its replica if the plan asks for one. */
+  async #startNodes(): Promise<void> {
+    const replicated = this.plan.replicas > 0;
+    const options = (node: string, member: string) => ({
+      node,
+      member,
+      address: this.#memberOf(member)?.address,
+      ns: this.#memberOf(member)?.ns,
+      linkProxy: this.plan.linkProxy,
+      replicated,
+      settings: this.plan.postgresSettings,
+      runDir: this.runDir,
+    });
+    const started = await Promise.all(
+      nodeNames(this.plan).map(async (name) => {
+        const instances = [await PgInstance.startPrimary(options(name, name))];
+        // Pushed as they start, so that stop() disposes of them should a later one fail.
+        const n = new NodeMember(name, name === 'home' ? 'home' : 'data', instances);
+        this.nodes.push(n);
+        await n.pg.query(`create database ${SOAK_DATABASE}`);
+        if (n.role === 'home') await n.pg.query(`create database ${CATALOG_DATABASE}`);
+        if (replicated)
+          instances.push(
+            await PgInstance.startReplica(options(name, replicaMember(name)), instances[0]!),
+          );
+        return n;
+      }),
+    );
+    this.nodes.sort((a, b) => started.indexOf(a) - started.indexOf(b));
+    const describe = (i: PgInstance) =>
+      `${i.member} ${i.direct.host}:${i.direct.port}${i.proxy ? ` (catalog ${i.catalogKey})` : ''}`;
+    this.events.log(
+      `postgres: ${this.instances.map(describe).join(', ')}${replicated ? '; each node with a streaming replica' : ''}`,
+    );
+  }
+
+  /** Every Postgres instance, primaries and replicas. */
+  get instances(): PgInstance[] {
+    return this.nodes.flatMap((n) => n.instances);
+  }
+
+  /**
+   * Starts an agent for every instance of a replicated cluster (once the catalog has its nodes),
+   * and waits until each runs.
+   */
+  async startAgents(): Promise<void> {
+    if (this.plan.replicas === 0) return;
+    for (const i of this.instances) {
+      const agent = agentProcess(i, {
+        vip: this.vipAddress,
+        token: this.token,
+        runDir: this.runDir,
+        ns: this.#memberOf(i.member)?.ns,
+      });
+      i.agent = agent;
+      this.#superviseProcess(agent.spec.name, agent);
+      agent.start();
+    }
+    await Promise.all(this.instances.map((i) => i.agent!.waitForLog(AGENT_READY, 180_000)));
+  }
+
+  /**
+   * Takes each node's primary from the catalog (after a failover, the promoted instance), and
+   * says so in the history when it changed.
+   */
+  followCatalog(c: Catalog): void {
+    for (const n of c.nodes) {
+      const member = this.nodes.find((x) => x.name === n.name);
+      if (member?.follow(n)) {
+        this.events.note('primary-changed', { node: n.name, primary: member.primary.member });
+        this.events.log(`${n.name}'s primary is ${member.primary.member} now (the catalog's)`);
+      }
+    }
   }
 
   get home(): NodeMember {
@@ -296,44 +256,26 @@ export class Cluster {
     return m;
   }
 
-  get jobs(): Client<typeof JobService> {
-    this.#jobs ??= createClient(JobService, `${this.vipAddress.host}:${this.vipAddress.port}`, {
-      token: this.token,
-      deadlineMs: 10_000,
-      channel: this.admin.grpcClient,
-    });
-    return this.#jobs;
-  }
-
   coordinator(name: string): ServiceMember {
     const c = this.coordinators.find((x) => x.name === name);
     if (!c) throw new Error(`no coordinator ${name}`);
     return c;
   }
 
+  get jobs(): Client<typeof JobService> {
+    return this.#clients.jobs;
+  }
+
   get admin(): Client<typeof AdminService> {
-    this.#admin ??= createClient(AdminService, `${this.vipAddress.host}:${this.vipAddress.port}`, {
-      token: this.token,
-      deadlineMs: 15_000,
-    });
-    return this.#admin;
+    return this.#clients.admin;
   }
 
   get catalogClient(): Client<typeof CatalogService> {
-    this.#catalog ??= createClient(
-      CatalogService,
-      `${this.vipAddress.host}:${this.vipAddress.port}`,
-      {
-        token: this.token,
-        deadlineMs: 5_000,
-        channel: this.admin.grpcClient,
-      },
-    );
-    return this.#catalog;
+    return this.#clients.catalog;
   }
 
   async getCatalog(): Promise<Catalog> {
-    return this.catalogClient.getCatalog({});
+    return this.#clients.catalog.getCatalog({});
   }
 
   /** Starts the routers (once the catalog has nodes and tables) and waits for their catalogs. */
@@ -358,80 +300,55 @@ export class Cluster {
     else await s.process.waitForLog('coordinator listening', 180_000);
   }
 
-  /** A connection to a node itself (not through the proxy or a router). */
-  async nodeClient(
-    n: NodeMember,
-    database = SOAK_DATABASE,
-    timeoutMs = 10_000,
-  ): Promise<pg.Client> {
-    const c = new pg.Client({
-      host: n.direct.host,
-      port: n.direct.port,
-      user: 'postgres',
-      database,
-      connectionTimeoutMillis: timeoutMs,
-      query_timeout: timeoutMs * 3,
-    });
-    c.on('error', () => {});
-    await c.connect();
-    return c;
+  /** A connection to a node's primary itself (not through the proxy or a router). */
+  nodeClient(n: NodeMember, database = SOAK_DATABASE, timeoutMs = 10_000): Promise<pg.Client> {
+    return connectTo(n.direct, database, timeoutMs);
   }
 
-  async routerClient(r: ServiceMember, timeoutMs = 10_000): Promise<pg.Client> {
-    const c = new pg.Client({
-      host: r.address.host,
-      port: r.address.port,
-      user: 'postgres',
-      database: SOAK_DATABASE,
-      connectionTimeoutMillis: timeoutMs,
-      query_timeout: timeoutMs * 3,
-    });
-    c.on('error', () => {});
-    await c.connect();
-    return c;
+  routerClient(r: ServiceMember, timeoutMs = 10_000): Promise<pg.Client> {
+    return connectTo(r.address, SOAK_DATABASE, timeoutMs);
   }
 
   /** Restarts a service that died on its own (after a second), and says so in the history. */
   #supervise(s: ServiceMember): void {
-    s.process.onUnexpectedExit = (code, signal) => {
+    this.#superviseProcess(s.name, s.process, () => this.restartService(s));
+  }
+
+  #superviseProcess(
+    name: string,
+    p: ManagedProcess,
+    restart: () => Promise<unknown> = async () => p.start(),
+  ): void {
+    p.onUnexpectedExit = (code, signal) => {
       if (this.#stopping) return;
-      this.unexpectedExits.push({ name: s.name, atMs: Date.now(), code, signal });
-      this.events.note('unexpected-exit', { target: s.name, code, signal });
-      this.events.log(
-        `${s.name} exited on its own (code ${code}, signal ${signal}); restarting it`,
-      );
+      this.unexpectedExits.push({ name, atMs: Date.now(), code, signal });
+      this.events.note('unexpected-exit', { target: name, code, signal });
+      this.events.log(`${name} exited on its own (code ${code}, signal ${signal}); restarting it`);
       setTimeout(() => {
-        if (!this.#stopping && !s.process.running)
-          void this.restartService(s).catch(() => undefined);
+        if (!this.#stopping && !p.running) void restart().catch(() => undefined);
       }, 1_000);
     };
   }
 
-  /** Pids of every service, by name, for RSS sampling (a node: its postmaster and children). */
+  /** Pids of every service, by name, for RSS sampling (an instance: its postmaster and children). */
   servicePids(): { name: string; kind: string; pids: number[] }[] {
+    const one = (name: string, kind: string, p: ManagedProcess | undefined) => ({
+      name,
+      kind,
+      pids: p?.pid ? [p.pid] : [],
+    });
     return [
-      ...this.nodes.map((n) => ({ name: n.name, kind: 'postgres', pids: n.pids() })),
-      ...this.coordinators.map((c) => ({
-        name: c.name,
-        kind: 'coordinator',
-        pids: c.process.pid ? [c.process.pid] : [],
-      })),
-      ...this.routers.map((r) => ({
-        name: r.name,
-        kind: 'router',
-        pids: r.process.pid ? [r.process.pid] : [],
-      })),
-      ...this.movers.map((m) => ({
-        name: m.name,
-        kind: 'mover',
-        pids: m.process.pid ? [m.process.pid] : [],
-      })),
+      ...this.instances.map((i) => ({ name: i.member, kind: 'postgres', pids: i.pids() })),
+      ...this.instances.flatMap((i) => (i.agent ? [one(i.agent.spec.name, 'agent', i.agent)] : [])),
+      ...this.coordinators.map((c) => one(c.name, 'coordinator', c.process)),
+      ...this.routers.map((r) => one(r.name, 'router', r.process)),
+      ...this.movers.map((m) => one(m.name, 'mover', m.process)),
     ];
   }
 
   async stop(): Promise<void> {
     this.#stopping = true;
-    this.#admin?.close();
+    this.#clients.close();
     for (const r of [...this.movers, ...this.routers]) {
       await r.process.signal('SIGCONT');
       await r.process.stop(5_000);

@@ -1,195 +1,116 @@
-// A Postgres node of the soak cluster: a real server from the test kit (in its own network
-// namespace when there is one), optionally behind the harness's link proxy, with the signals
-// the faults send it: SIGKILL and restart, SIGSTOP/SIGCONT of the whole process tree, a clean
-// restart.
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-import { isAlive, readPostmasterPid } from '@tessera/pgctl';
-import { startPostgres, type PgServer } from '@tessera/testkit';
-import { soakProgram } from '../entry.js';
+// A node of the soak cluster as the catalog knows it: its Postgres instances (a primary and,
+// when the plan asks, a streaming replica, each with its agent), and which of them is the
+// primary now. That follows the catalog (after a failover, the promoted replica), so the faults
+// and the final-state probe act on what the cluster routes to. The node's own methods act on its
+// primary.
+import type { Node } from '@tessera/proto';
 import type { LinkRule } from '../net/tcp-proxy.js';
-import { ManagedProcess } from './process.js';
+import type { Address, PgInstance } from './instance.js';
 
 export type NodeRole = 'home' | 'data';
+export type { Address } from './instance.js';
+export { PG_PORT, PROXY_PORT, SOAK_NODE_SETTINGS } from './instance.js';
 
-export interface Address {
-  host: string;
-  port: number;
-}
-
-export interface NodeOptions {
-  name: string;
-  role: NodeRole;
-  /** Its own address (netns) or undefined for loopback. */
-  address: string | undefined;
-  ns: string | undefined;
-  linkProxy: boolean;
-  settings: Record<string, string>;
-  runDir: string;
-}
-
-/** Ports inside a node's own namespace. */
-export const PG_PORT = 5432;
-export const PROXY_PORT = 5433;
-
-/**
- * Settings every soak node gets (before the plan's own): acknowledged commits must survive a
- * SIGKILL of the server (the test kit's template turns synchronous_commit off for speed), and
- * connections to peers that vanish behind a partition are given up in seconds, not in the
- * kernel's 15 minutes, so their locks are released.
- */
-export const SOAK_NODE_SETTINGS: Readonly<Record<string, string>> = {
-  synchronous_commit: 'on',
-  tcp_keepalives_idle: '5',
-  tcp_keepalives_interval: '2',
-  tcp_keepalives_count: '3',
-  tcp_user_timeout: '10000',
-  max_connections: '400',
-  max_prepared_transactions: '200',
-};
-
-/** How long a node's server may take to start. */
-const START_TIMEOUT_MS = 180_000;
+/** A replica's member name: `data1rep` for data1's (namespaces, logs). */
+export const replicaMember = (node: string): string => `${node}rep`;
 
 export class NodeMember {
-  #paused: number[] = [];
+  #primary: PgInstance;
 
-  private constructor(
+  constructor(
     readonly name: string,
     readonly role: NodeRole,
-    readonly pg: PgServer,
-    readonly proxy: ManagedProcess | undefined,
-    /** What the catalog says: the link proxy's address when there is one. */
-    readonly catalogAddress: Address,
-  ) {}
-
-  static async start(o: NodeOptions): Promise<NodeMember> {
-    const inNs = o.address !== undefined;
-    const settings: Record<string, string> = {
-      ...SOAK_NODE_SETTINGS,
-      // In its namespace the proxy reaches the server on that namespace's loopback.
-      ...(inNs ? { listen_addresses: `'${o.address},127.0.0.1'` } : {}),
-      ...o.settings,
-    };
-    // On a machine loaded far beyond its cores a server may take longer than pgctl's default 30 s
-    // to accept connections (here and at every restart of a fault): wait for readiness longer.
-    process.env.TESSERA_PG_START_TIMEOUT_MS ??= String(START_TIMEOUT_MS);
-    const pg = await startPostgres({
-      name: `soak-${o.name}`,
-      settings,
-      // The soak network: every member's address, and the harness's.
-      ...(inNs
-        ? { host: o.address, port: PG_PORT, netns: o.ns, hba: ['host all all 10.213.0.0/16 trust'] }
-        : {}),
-    });
-    let proxy: ManagedProcess | undefined;
-    let catalogAddress: Address = { host: pg.host, port: pg.port };
-    if (o.linkProxy) {
-      const listenHost = inNs ? o.address! : '127.0.0.1';
-      const listenPort = inNs ? PROXY_PORT : 0;
-      const target = inNs ? `127.0.0.1:${PG_PORT}` : `${pg.host}:${pg.port}`;
-      proxy = new ManagedProcess({
-        name: `${o.name}-proxy`,
-        command: process.execPath,
-        args: [
-          ...soakProgram('net/proxy-main'),
-          '--listen',
-          `${listenHost}:${listenPort}`,
-          '--target',
-          target,
-        ],
-        ns: o.ns,
-        logFile: join(o.runDir, 'logs', `${o.name}-proxy.log`),
-      });
-      proxy.start();
-      const listening = await proxy.waitForLog('proxy listening', 90_000);
-      const port = Number(String(listening.listen).split(':').pop());
-      catalogAddress = { host: listenHost, port };
-    }
-    return new NodeMember(o.name, o.role, pg, proxy, catalogAddress);
+    readonly instances: readonly PgInstance[],
+  ) {
+    this.#primary = instances[0]!;
   }
 
-  /** Where the harness itself connects: the server, never through the proxy. */
+  /** The instance the catalog names as the node's primary (as of the last follow()). */
+  get primary(): PgInstance {
+    return this.#primary;
+  }
+
+  /** The instances that are not the primary (replicas, or a fenced former primary). */
+  get others(): PgInstance[] {
+    return this.instances.filter((i) => i !== this.#primary);
+  }
+
+  get replicated(): boolean {
+    return this.instances.length > 1;
+  }
+
+  /** The instance at a catalog address (`host:port`). */
+  instanceAt(address: string): PgInstance | undefined {
+    return this.instances.find((i) => i.catalogKey === address);
+  }
+
+  /** Takes the primary from the catalog's record of this node; true when it changed. */
+  follow(n: Pick<Node, 'host' | 'port'>): boolean {
+    const at = this.instanceAt(`${n.host}:${n.port}`);
+    if (!at || at === this.#primary) return false;
+    this.#primary = at;
+    return true;
+  }
+
+  get pg() {
+    return this.#primary.pg;
+  }
+
+  get proxy() {
+    return this.#primary.proxy;
+  }
+
+  get catalogAddress(): Address {
+    return this.#primary.catalogAddress;
+  }
+
   get direct(): Address {
-    return { host: this.pg.host, port: this.pg.port };
+    return this.#primary.direct;
   }
 
   get postmasterPid(): number | undefined {
-    const pm = readPostmasterPid(this.pg.dataDir);
-    return pm && isAlive(pm.pid) ? pm.pid : undefined;
+    return this.#primary.postmasterPid;
   }
 
-  /** The postmaster and its children (for RSS and SIGSTOP). */
   pids(): number[] {
-    const pm = this.postmasterPid;
-    if (pm === undefined) return [];
-    return [pm, ...childPids(pm)];
+    return this.#primary.pids();
   }
 
-  async kill(): Promise<void> {
-    await this.resume();
-    await this.pg.stop('kill');
+  kill(): Promise<void> {
+    return this.#primary.kill();
   }
 
-  async start(): Promise<void> {
-    await this.pg.start();
+  start(): Promise<void> {
+    return this.#primary.start();
   }
 
-  async cleanRestart(): Promise<void> {
-    await this.resume();
-    await this.pg.stop('fast');
-    await this.pg.start();
+  cleanRestart(): Promise<void> {
+    return this.#primary.cleanRestart();
   }
 
-  /** SIGSTOP the postmaster first (it forks no more), then every child. */
   pause(): void {
-    const pm = this.postmasterPid;
-    if (pm === undefined) return;
-    signal(pm, 'SIGSTOP');
-    const children = childPids(pm);
-    for (const pid of children) signal(pid, 'SIGSTOP');
-    this.#paused = [pm, ...children];
+    this.#primary.pause();
   }
 
+  /** SIGCONT to whichever instance was paused (the primary may have changed since). */
   async resume(): Promise<void> {
-    for (const pid of [...this.#paused].reverse()) signal(pid, 'SIGCONT');
-    this.#paused = [];
+    for (const i of this.instances) await i.resume();
   }
 
   get paused(): boolean {
-    return this.#paused.length > 0;
+    return this.instances.some((i) => i.paused);
   }
 
-  /** Delay/loss rules on the link proxy (an empty list clears them). */
-  async setLinkRules(rules: LinkRule[]): Promise<void> {
-    if (!this.proxy)
-      throw new Error(`node ${this.name} has no link proxy (cluster.linkProxy is off)`);
-    this.proxy.send(JSON.stringify({ rules }));
+  setLinkRules(rules: LinkRule[]): Promise<void> {
+    return this.#primary.setLinkRules(rules);
+  }
+
+  /** Clears the link rules of every instance (a fault's rules stay where they were set). */
+  async clearLinkRules(): Promise<void> {
+    for (const i of this.instances) if (i.proxy) await i.setLinkRules([]);
   }
 
   async stop(): Promise<void> {
-    await this.resume();
-    await this.proxy?.stop(2_000);
-    this.proxy?.close();
-    await this.pg.dispose();
-  }
-}
-
-function childPids(parent: number): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(parent)], { encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
-
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // gone
+    await Promise.all(this.instances.map((i) => i.stop().catch(() => undefined)));
   }
 }

@@ -136,6 +136,11 @@ export class ManagedProcess {
     });
   }
 
+  /** The latest log entry of this incarnation whose msg starts with `prefix`, if any. */
+  lastLog(prefix: string): LogEntry | undefined {
+    return this.#lines.findLast((e) => String(e.msg ?? '').startsWith(prefix));
+  }
+
   /** Sends a signal; for SIGKILL/SIGTERM waits until the process is gone. */
   async signal(sig: NodeJS.Signals): Promise<void> {
     const c = this.#child;

@@ -40,15 +40,25 @@ const DDL: Record<keyof typeof TABLES, string> = {
 
 export async function declareSchema(cluster: Cluster, rangesPerKeyspace: number): Promise<void> {
   for (const n of cluster.nodes) {
+    const replica = n.others[0];
     await viaCoordinator(cluster, `AddNode ${n.name}`, () =>
       cluster.admin.addNode({
         name: n.name,
         host: n.catalogAddress.host,
         port: n.catalogAddress.port,
         role: n.role === 'home' ? NodeRole.HOME : NodeRole.DATA,
+        // Named as its base backup streams (the name the catalog would derive from its address).
+        ...(replica
+          ? {
+              replicaHost: replica.catalogAddress.host,
+              replicaPort: replica.catalogAddress.port,
+              replicaName: replica.applicationName,
+            }
+          : {}),
       }),
     );
   }
+  await cluster.startAgents();
   for (const k of KEYSPACES)
     await viaCoordinator(cluster, `CreateKeyspace ${k.name}`, () =>
       cluster.admin.createKeyspace({

@@ -11,6 +11,8 @@ export interface ClusterShape {
   routers: string[];
   netns: boolean;
   linkProxy: boolean;
+  /** Every node has a streaming replica (and every instance an agent). */
+  replicas: boolean;
 }
 
 /** One scheduled fault. */
@@ -43,7 +45,7 @@ export interface FaultKind {
   name: string;
   summary: string;
   /** What the machine or plan must provide; the scheduler skips the kind otherwise. */
-  needs?: 'netns' | 'linkProxy';
+  needs?: 'netns' | 'linkProxy' | 'replicas';
   /** inject() itself lasts the fault's `seconds` (the nemesis does not wait again before heal). */
   selfTimed?: boolean;
   /** Pure: the target and parameters of one occurrence. */
@@ -53,6 +55,11 @@ export interface FaultKind {
     entry: FaultEntry,
   ): { target: string; params: Record<string, unknown> };
   affects(item: FaultItem, shape: ClusterShape): Affects;
+  /**
+   * Waits, before the fault starts (and its recovery clock with it), for what it needs: a node
+   * that can fail over, for a failover. A failure is logged and the fault goes on.
+   */
+  prepare?(ctx: FaultContext, item: FaultItem): Promise<void>;
   /** Makes the fault happen; resolves once it is in effect, with details for the history. */
   inject(ctx: FaultContext, item: FaultItem): Promise<Record<string, unknown>>;
   /** Undoes it (idempotent); resolves once the target serves again, with details. */

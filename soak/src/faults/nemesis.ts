@@ -3,6 +3,7 @@
 // plan's quiet end. healAll() puts everything back however a run ended.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster } from '../cluster/cluster.js';
+import { restoreNode } from '../cluster/ha.js';
 import type { HistoryWriter } from '../history/writer.js';
 import type { Affects, ClusterShape, FaultContext, FaultItem } from './fault.js';
 import { faultKind } from './registry.js';
@@ -64,6 +65,9 @@ export class Nemesis {
           ...value,
         }),
     };
+    await kind.prepare?.(ctx, item).catch((e: unknown) => {
+      this.log(`fault ${item.id} ${item.kind}: ${(e as Error).message}; starting it anyway`);
+    });
     const start = this.history.note('nemesis', item.kind, {
       id: item.id,
       phase: 'start',
@@ -126,8 +130,13 @@ export class Nemesis {
     const c = this.cluster;
     for (const n of c.nodes) {
       await n.resume();
-      if (n.postmasterPid === undefined) await n.start();
-      if (n.proxy) await n.setLinkRules([]);
+      await n.clearLinkRules();
+      // A replicated node: every instance back as it must come back (a fenced one rejoined).
+      if (n.replicated)
+        await restoreNode(c, n).catch((e: unknown) =>
+          this.log(`restoring ${n.name} failed: ${(e as Error).message}`),
+        );
+      else if (n.postmasterPid === undefined) await n.start();
     }
     const t = c.topology;
     if (t && c.network) {

@@ -1,6 +1,7 @@
 // Faults on the network: a node partitioned from the coordinators only, from the routers only,
 // or from every peer (its ends of those veth links down; needs network namespaces), and delay
-// or loss on a node's links (the harness's link proxy in front of the node).
+// or loss on a node's links (the harness's link proxy in front of the node); each on the node's
+// primary, the instance the catalog names.
 import { peersOf } from '../net/topology.js';
 import {
   candidates,
@@ -14,12 +15,13 @@ import {
 const MODES = ['coordinators', 'routers', 'all'] as const;
 type Mode = (typeof MODES)[number];
 
-function peersFor(ctx: FaultContext, item: FaultItem): string[] {
+/** The peers of `member` that a partition of this mode cuts it off from. */
+function peersFor(ctx: FaultContext, item: FaultItem, member: string): string[] {
   const t = ctx.cluster.topology;
   if (!t) throw new Error('partitions need network namespaces');
   const mode = item.params.mode as Mode;
   const kindOf = new Map(t.members.map((m) => [m.name, m.kind]));
-  return peersOf(t, item.target).filter((p) => {
+  return peersOf(t, member).filter((p) => {
     if (p === 'root') return false; // the harness observes; it is not a cluster member
     switch (mode) {
       case 'coordinators':
@@ -57,14 +59,21 @@ export const partitionNode: FaultKind = {
   },
   affects: nodeAffects,
   async inject(ctx, item) {
-    const peers = peersFor(ctx, item);
-    await ctx.cluster.network!.partition(item.target, peers);
-    return { mode: item.params.mode, peers };
+    // The node's primary (the catalog's); with mode "all" that cuts its replica off too.
+    const member = ctx.cluster.node(item.target).primary.member;
+    const peers = peersFor(ctx, item, member);
+    await ctx.cluster.network!.partition(member, peers);
+    return { mode: item.params.mode, instance: member, peers };
   },
   async heal(ctx, item) {
-    const peers = peersFor(ctx, item);
-    await ctx.cluster.network!.heal(item.target, peers);
-    return { peers };
+    // Every instance of the node: the one partitioned may not be the primary any more.
+    const healed: string[] = [];
+    for (const i of ctx.cluster.node(item.target).instances) {
+      const peers = peersFor(ctx, item, i.member);
+      await ctx.cluster.network!.heal(i.member, peers);
+      healed.push(...peers.map((p) => `${i.member}-${p}`));
+    }
+    return { links: healed.length };
   },
 };
 
@@ -99,7 +108,7 @@ export const linkDelay: FaultKind = {
     return {};
   },
   async heal(ctx, item) {
-    await ctx.cluster.node(item.target).setLinkRules([]);
+    await ctx.cluster.node(item.target).clearLinkRules();
     return {};
   },
 };
@@ -134,7 +143,7 @@ export const linkLoss: FaultKind = {
     return {};
   },
   async heal(ctx, item) {
-    await ctx.cluster.node(item.target).setLinkRules([]);
+    await ctx.cluster.node(item.target).clearLinkRules();
     return {};
   },
 };

@@ -1,5 +1,6 @@
-// Every fault kind the soak knows, by name. A new kind (the mover's, a replica's, a failover of
-// the home node) is one module under faults/ and one line here; plans name it in faults.kinds.
+// Every fault kind the soak knows, by name. A new kind is one module under faults/ and one line
+// here; plans name it in faults.kinds.
+import { failoverNode, homeFailover, killReplica } from './failover.js';
 import type { FaultKind } from './fault.js';
 import { linkDelay, linkLoss, partitionNode } from './network.js';
 import { killMover, moveRange, splitMerge } from './mover.js';
@@ -19,6 +20,9 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   moveRange,
   splitMerge,
   killMover,
+  failoverNode,
+  killReplica,
+  homeFailover,
 ];
 
 export function faultKind(name: string): FaultKind | undefined {

@@ -19,10 +19,15 @@ const shape = (netns: boolean): ClusterShape => ({
   routers: ['router0', 'router1'],
   netns,
   linkProxy: true,
+  replicas: true,
 });
 
 const allKinds = parsePlan(
-  { seconds: 600, faults: { kinds: FAULT_KINDS.map((k) => ({ kind: k.name, seconds: [1, 3] })) } },
+  {
+    seconds: 600,
+    cluster: { replicas: 1 },
+    faults: { kinds: FAULT_KINDS.map((k) => ({ kind: k.name, seconds: [1, 3] })) },
+  },
   't',
 );
 
@@ -50,6 +55,26 @@ test('partitions are skipped on loopback, with the reason', () => {
   assert.deepEqual(s.skipped, [
     { kind: 'partition-node', reason: 'needs network namespaces (this run is on loopback)' },
   ]);
+});
+
+test('the replica kinds are skipped without replicas; failovers strike the node they name', () => {
+  const kinds = ['failover-node', 'kill-replica', 'home-failover'].map((kind) => ({
+    kind,
+    seconds: [5, 10],
+  }));
+  const p = parsePlan({ cluster: { replicas: 1 }, faults: { kinds } }, 't');
+  const none = drawSchedule(p.faults, 600, { ...shape(true), replicas: false }, new Rng(1));
+  assert.deepEqual(none.items, []);
+  assert.deepEqual(
+    none.skipped.map((x) => x.reason),
+    ['needs cluster.replicas', 'needs cluster.replicas', 'needs cluster.replicas'],
+  );
+  const s = drawSchedule(p.faults, 600, shape(true), new Rng(1));
+  const targets = (kind: string) =>
+    new Set(s.items.filter((i) => i.kind === kind).map((i) => i.target));
+  assert.deepEqual([...targets('failover-node')].sort(), ['data1', 'data2']);
+  assert.deepEqual([...targets('home-failover')], ['home']);
+  assert.deepEqual([...targets('kill-replica')].sort(), ['data1', 'data2', 'home']);
 });
 
 test('targets from the plan limit the draw', () => {

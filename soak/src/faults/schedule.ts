@@ -30,6 +30,10 @@ export function drawSchedule(
       skipped.push({ kind: e.kind, reason: 'needs cluster.linkProxy' });
       return false;
     }
+    if (k.needs === 'replicas' && !shape.replicas) {
+      skipped.push({ kind: e.kind, reason: 'needs cluster.replicas' });
+      return false;
+    }
     return e.weight > 0;
   });
   const items: FaultItem[] = [];

@@ -69,3 +69,25 @@ test('a plan naming a mover fault kind gets a mover unless it says 0, which is r
     /need a mover: cluster.movers must be at least 1/,
   );
 });
+
+test('replicas: 0 by default, 1 on asking; more, or a failover kind without them, is refused', () => {
+  assert.equal(parsePlan({}, 'x').cluster.replicas, 0);
+  assert.equal(parsePlan({ cluster: { replicas: 1 } }, 'x').cluster.replicas, 1);
+  assert.throws(
+    () => parsePlan({ cluster: { replicas: 2 } }, 'x'),
+    /cluster.replicas must be 0 or 1 .*not 2/,
+  );
+  assert.throws(() => parsePlan({ cluster: { replicas: 0.5 } }, 'x'), /whole number/);
+  assert.throws(() => parsePlan({ cluster: { replicas: true } }, 'x'), /cluster.replicas/);
+  for (const kind of ['failover-node', 'kill-replica', 'home-failover']) {
+    const faults = { kinds: [{ kind, seconds: [5, 10] }] };
+    assert.throws(
+      () => parsePlan({ faults }, 'x'),
+      new RegExp(`names ${kind}, which needs nodes with a replica: set cluster.replicas to 1`),
+    );
+    assert.equal(parsePlan({ cluster: { replicas: 1 }, faults }, 'x').cluster.replicas, 1);
+  }
+  // A kind given weight 0 is never drawn, so it needs nothing.
+  const off = { kinds: [{ kind: 'failover-node', weight: 0 }] };
+  assert.equal(parsePlan({ faults: { ...off, everyKind: false } }, 'x').cluster.replicas, 0);
+});

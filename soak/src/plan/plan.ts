@@ -44,10 +44,22 @@ export interface ClusterPlan {
    */
   movers: number;
   moverArgs: string[];
+  /**
+   * Streaming replicas per node, the home node's included (0 or 1). With 1, every Postgres
+   * instance (primary and replica) also gets a tessera-agent, and the coordinators fail nodes over.
+   */
+  replicas: number;
 }
 
 /** Fault kinds that submit jobs a mover must run. */
 export const MOVER_FAULT_KINDS: readonly string[] = ['move', 'split-merge', 'kill-mover'];
+
+/** Fault kinds that need nodes with replicas (and agents). */
+export const REPLICA_FAULT_KINDS: readonly string[] = [
+  'failover-node',
+  'kill-replica',
+  'home-failover',
+];
 
 export interface WorkloadPlan {
   /** Operations per second offered, over all clients. */
@@ -145,6 +157,7 @@ export function parsePlan(raw: unknown, name: string): Plan {
     'routerArgs',
     'movers',
     'moverArgs',
+    'replicas',
   ]);
   const w = object(o.workload ?? {}, 'workload');
   known(w, 'workload', ['rate', 'clients', 'opTimeoutMs', 'mix', 'lists', 'counters', 'bank']);
@@ -183,6 +196,16 @@ export function parsePlan(raw: unknown, name: string): Plan {
     throw new PlanError(
       `faults.kinds names ${MOVER_FAULT_KINDS.join(' / ')}, which need a mover: cluster.movers must be at least 1`,
     );
+  const replicas = int(c.replicas ?? 0, 'cluster.replicas', 0);
+  if (replicas > 1)
+    throw new PlanError(
+      `cluster.replicas must be 0 or 1 (one synchronous streaming replica per node, the home node's included), not ${replicas}`,
+    );
+  const needsReplica = kinds.find((k) => REPLICA_FAULT_KINDS.includes(k.kind) && k.weight > 0);
+  if (needsReplica && replicas === 0)
+    throw new PlanError(
+      `faults.kinds names ${needsReplica.kind}, which needs nodes with a replica: set cluster.replicas to 1`,
+    );
   return {
     name: str(o.name ?? name, 'name'),
     description: str(o.description ?? '', 'description'),
@@ -200,6 +223,7 @@ export function parsePlan(raw: unknown, name: string): Plan {
       routerArgs: strings(c.routerArgs ?? [], 'cluster.routerArgs'),
       movers,
       moverArgs: strings(c.moverArgs ?? [], 'cluster.moverArgs'),
+      replicas,
     },
     workload: {
       rate: num(w.rate ?? 200, 'workload.rate', 1),

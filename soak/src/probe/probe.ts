@@ -145,7 +145,16 @@ export async function probeThroughRouter(
 /** What one node holds: its rows of every sharded table, and what it has left behind. */
 export interface NodeProbe {
   rows: { table: string; columns: string[]; rows: unknown[][] }[];
-  state: { prepared: string[]; slots: string[]; publications: string[]; subscriptions: string[] };
+  state: {
+    /** The catalog address of the instance read (the node's primary). */
+    instance: string;
+    prepared: string[];
+    /** Logical slots (a move's); a streaming replica's physical slots are in physicalSlots. */
+    slots: string[];
+    physicalSlots: string[];
+    publications: string[];
+    subscriptions: string[];
+  };
 }
 
 /** The catalog goes into the history first; the checker judges every node's rows by it. */
@@ -170,12 +179,23 @@ export async function probeNode(
       { seed: k.seed, fn: hashFunctionName(k.keyType as never) },
     ]),
   );
+  const instance = n.primary.catalogKey;
   const out: NodeProbe = {
     rows: [],
-    state: { prepared: [], slots: [], publications: [], subscriptions: [] },
+    state: {
+      instance,
+      prepared: [],
+      slots: [],
+      physicalSlots: [],
+      publications: [],
+      subscriptions: [],
+    },
   };
   const c = await cluster.nodeClient(n, SOAK_DATABASE, timeoutMs);
   try {
+    const standby = await c.query<{ r: boolean }>('select pg_is_in_recovery() as r');
+    if (standby.rows[0]?.r)
+      throw new Error(`${n.primary.member} (${instance}) is a standby, not ${n.name}'s primary`);
     for (const t of Object.values(TABLES)) {
       const ks = seedOf.get(t.keyspace);
       if (!ks) throw new Error(`keyspace ${t.keyspace} is not in the catalog`);
@@ -193,9 +213,13 @@ export async function probeNode(
     }
     const col = async <K extends string>(sql: string, k: K): Promise<string[]> =>
       (await c.query<Record<K, string>>(sql)).rows.map((x) => x[k]);
+    const slots = (type: string) =>
+      `select slot_name from pg_replication_slots where slot_type = '${type}' order by slot_name`;
     out.state = {
+      instance,
       prepared: await col('select gid from pg_prepared_xacts order by gid', 'gid'),
-      slots: await col('select slot_name from pg_replication_slots', 'slot_name'),
+      slots: await col(slots('logical'), 'slot_name'),
+      physicalSlots: await col(slots('physical'), 'slot_name'),
       publications: await col('select pubname from pg_publication', 'pubname'),
       subscriptions: await col('select subname from pg_subscription', 'subname'),
     };
@@ -222,7 +246,7 @@ function toNumbers(v: unknown): unknown {
   return v;
 }
 
-/** Prepared transactions left on any node (the coordinator's recovery should clear them). */
+/** Prepared transactions left on any node's primary (the coordinator's recovery should clear them). */
 export async function preparedLeft(cluster: Cluster): Promise<string[]> {
   const out: string[] = [];
   for (const n of cluster.nodes) {

@@ -32,6 +32,7 @@ import {
 } from '@tessera/testkit';
 import { startAgent, type RunningAgent } from '../agent.js';
 import { parseConfig, type AgentConfig } from '../config.js';
+import { agentArgv } from '../launch.js';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 
@@ -250,25 +251,17 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
     replicaName: replica.applicationName,
   });
 
-  const agentArgs = (server: PgServer, address: string, extra: string[]): string[] => [
-    '--coordinator',
-    coordinatorList(),
-    '--node',
-    nodeOf.get(address)!,
-    '--pg-url',
-    server.url(),
-    '--address',
-    address,
-    '--data-dir',
-    server.dataDir,
-    '--probe-interval-ms',
-    '200',
-    '--report-interval-ms',
-    '500',
-    '--metrics-port',
-    '0',
-    ...extra,
-  ];
+  const agentArgs = (server: PgServer, address: string, extra: string[]): string[] =>
+    agentArgv({
+      coordinators: coordinatorList().split(','),
+      node: nodeOf.get(address)!,
+      pgUrl: server.url(),
+      address,
+      dataDir: server.dataDir,
+      probeIntervalMs: 200,
+      reportIntervalMs: 500,
+      extra,
+    });
   const agentConfig = (address: string, extra: string[]): AgentConfig => {
     const parsed = parseConfig(agentArgs(servers.get(address)!, address, extra), {});
     if (parsed.help) throw new Error('unreachable');
