@@ -28,7 +28,8 @@ import { catalogRecord, preparedLeft } from './probe/probe.js';
 import { cutoversOf, lastLine, type SoakReport } from './report/model.js';
 import { renderMarkdown } from './report/markdown.js';
 import { RecoveryTracker } from './report/recovery.js';
-import { sampleOnce, summarize, type RssSample } from './report/rss.js';
+import { GROWTH_RULE, summarize } from './report/growth.js';
+import { sampleOnce, type RssSample } from './report/rss.js';
 import { renderSvg } from './report/svg.js';
 import { Timeline } from './report/timeline.js';
 import { Rng } from './rng.js';
@@ -272,7 +273,7 @@ export async function runPlan(o: RunOptions): Promise<RunResult> {
       check,
       throughput: timeline.seconds(),
       latency: timeline.latency(),
-      rss: { samples: rss, summary: summarize(rss, Math.min(120, plan.seconds / 5)) },
+      rss: { samples: rss, rule: GROWTH_RULE, summary: summarize(rss, GROWTH_RULE) },
       unexpectedExits: cluster.unexpectedExits.map((e) => ({
         ...e,
         atS: (e.atMs - loadStart) / 1000,

@@ -99,20 +99,7 @@ export function renderMarkdown(r: SoakReport, files: { svg: string; json: string
     lines.push('', `### ${k}`, '', ...ex.map((e) => `- ${e}`));
   }
   lines.push('');
-  lines.push('## Memory');
-  lines.push('');
-  lines.push(
-    'RSS of each Node.js service and the Pss of each Postgres node (postmaster and backends), sampled every 10 s; growth is the least-squares slope over the longest lifetime of the process after warm-up, per hour, relative to its mean.',
-  );
-  lines.push('');
-  lines.push(
-    '| service | kind | samples | lifetimes | first MB | last MB | max MB | growth %/h | |',
-  );
-  lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
-  for (const s of r.rss.summary)
-    lines.push(
-      `| ${s.name} | ${s.kind} | ${s.samples} | ${s.lifetimes} | ${s.firstMb} | ${s.lastMb} | ${s.maxMb} | ${s.growthPctPerHour ?? 'n/a'} | ${s.note} |`,
-    );
+  lines.push(...memorySection(r.rss));
   if (r.unexpectedExits.length > 0) {
     lines.push('', '## Services that exited on their own', '');
     for (const e of r.unexpectedExits)
@@ -122,6 +109,42 @@ export function renderMarkdown(r: SoakReport, files: { svg: string; json: string
   }
   lines.push('', `Data: [${files.json}](${files.json}).`, '');
   return lines.join('\n');
+}
+
+/** The report's memory section: the growth of every service and the Postgres nodes' parts. */
+export function memorySection(rss: SoakReport['rss']): string[] {
+  const { warmupS, minSpanS } = rss.rule;
+  const pct = (x: number | undefined): string => (x === undefined ? 'n/a' : String(x));
+  const lines = [
+    '## Memory',
+    '',
+    `Sampled every 10 s: the RSS of each Node.js service and the Pss of each Postgres node (postmaster and backends), each with its anonymous and shared parts. Growth is that of the anonymous memory (a Postgres node's per process, since the number of backends follows the connections; its shared memory is shared buffers touched, bounded by shared_buffers): the least-squares slope per hour relative to its mean, over the longest lifetime without its first ${warmupS} s (warm-up), judged only when at least ${minSpanS} s remain after warm-up. The later half's slope tells a leak (about the same) from a warm-up tail (lower). The rule: docs/soak.md, "Memory".`,
+    '',
+    '| service | kind | samples | lifetimes | first MB | last MB | max MB | growth of | growth %/h | later half %/h | |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |',
+  ];
+  for (const s of rss.summary) {
+    const notJudged =
+      s.notJudgedPctPerHour === undefined ? '' : ` (its slope there: ${s.notJudgedPctPerHour} %/h)`;
+    lines.push(
+      `| ${s.name} | ${s.kind} | ${s.samples} | ${s.lifetimes} | ${s.firstMb} | ${s.lastMb} | ${s.maxMb} | ${s.measure} | ${pct(s.growthPctPerHour)} | ${pct(s.lateHalfPctPerHour)} | ${s.note}${notJudged} |`,
+    );
+  }
+  const nodes = rss.summary.filter((s) => s.parts !== undefined);
+  if (nodes.length > 0) {
+    lines.push(
+      '',
+      'Postgres nodes over their longest lifetime, first -> last sample:',
+      '',
+      '| node | processes | anonymous Pss MB | shared Pss MB |',
+      '| --- | ---: | ---: | ---: |',
+    );
+    for (const s of nodes) {
+      const [p, a, m] = [s.parts!.processes, s.parts!.anonMb, s.parts!.shmemMb];
+      lines.push(`| ${s.name} | ${p[0]} -> ${p[1]} | ${a[0]} -> ${a[1]} | ${m[0]} -> ${m[1]} |`);
+    }
+  }
+  return lines;
 }
 
 function paramText(p: Record<string, unknown>): string {

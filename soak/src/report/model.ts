@@ -1,7 +1,8 @@
 // Everything a soak run reports (soak/results/<date>-<plan>.json), and its last line.
 import type { CheckResult } from '../checker/check.js';
 import { ANOMALY_CLASSES, FRACTURED_KINDS } from '../checker/findings.js';
-import type { RssSample, RssSummary } from './rss.js';
+import type { GrowthRule, RssSummary } from './growth.js';
+import type { RssSample } from './rss.js';
 import type { LatencyBucket, SecondCounts } from './timeline.js';
 
 export interface FaultReport {
@@ -43,7 +44,7 @@ export interface SoakReport {
   check: CheckResult;
   throughput: SecondCounts[];
   latency: LatencyBucket[];
-  rss: { samples: RssSample[]; summary: RssSummary[] };
+  rss: { samples: RssSample[]; rule: GrowthRule; summary: RssSummary[] };
   unexpectedExits: { name: string; atS: number; code: number | null; signal: string | null }[];
   lastLine: string;
 }

@@ -1,8 +1,8 @@
 // Drives the workloads through the routers: many client connections from this one process, at a
 // paced total rate, every operation written to the history as it is invoked and as it completes.
-// After an unknown outcome (info) a client retires its process id and reconnects as a new one.
+// After an unknown outcome (info) a client retires its process id and reconnects as a new one;
+// which router it reconnects to is its RouterLink's choice (router-link.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type pg from 'pg';
 import type { Snapshot } from '@tessera/keyspace';
 import { TABLES } from '../checker/values.js';
 import type { Cluster, ServiceMember } from '../cluster/cluster.js';
@@ -11,6 +11,7 @@ import { OP_KINDS, type OpKind, type WorkloadPlan } from '../plan/plan.js';
 import type { Rng } from '../rng.js';
 import { execute } from './execute.js';
 import { OpGenerator, type PlannedOp } from './generate.js';
+import { RouterLink } from './router-link.js';
 import type { Outcome } from './outcome.js';
 
 export interface OpRecord {
@@ -99,28 +100,17 @@ export class Workload {
 
   async #client(first: number, rng: Rng): Promise<void> {
     const routers = this.cluster.routers;
-    let at = first;
     let pid = this.newProcessId();
-    let client: pg.Client | undefined;
-    // After a drop a client goes back to its own router (a killed one comes back); only while
-    // that one refuses does it try the next.
-    const drop = (): void => {
-      const c = client;
-      client = undefined;
-      at = first;
-      c?.end().catch(() => undefined);
-    };
+    const link = new RouterLink(first, routers.length, (at, timeoutMs) =>
+      this.cluster.routerClient(routers[at]!, timeoutMs),
+    );
     while (!this.#stopped) {
-      const router: ServiceMember = routers[at]!;
+      const client = await link.connection();
       if (!client) {
-        try {
-          client = await this.cluster.routerClient(router, 5_000);
-        } catch {
-          at = (at + 1) % routers.length; // that router is down: try the next, as a load balancer would
-          await sleep(200);
-          continue;
-        }
+        await sleep(200); // that router is down: the next is tried, as a load balancer would
+        continue;
       }
+      const router: ServiceMember = routers[link.at]!;
       await this.#limiter.take();
       if (this.#stopped) break;
       const kind = this.#kinds[rng.weighted(this.#weights)]!;
@@ -140,11 +130,11 @@ export class Workload {
       });
       if (res.outcome === 'info') {
         pid = this.newProcessId();
-        drop();
+        link.drop();
       } else if (res.broken) {
-        drop();
+        link.drop();
       }
     }
-    drop();
+    await link.close();
   }
 }
