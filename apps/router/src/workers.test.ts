@@ -41,14 +41,8 @@ async function freePorts(n: number): Promise<number[]> {
   }
 }
 
-before(async () => {
-  c = await startTestCluster();
-  const admin = new pg.Client({ connectionString: c.url() });
-  await admin.connect();
-  await admin.query(
-    'create table orders (tenant_id bigint not null, id bigint not null, total int)',
-  );
-  await admin.end();
+/** Starts the two-worker router on free ports; rejects if it exits before it serves. */
+async function spawnRouter(): Promise<void> {
   const [p] = await freePorts(1);
   const [m] = await freePorts(2);
   port = p!;
@@ -71,6 +65,26 @@ before(async () => {
     router.once('exit', (code) => reject(new Error(`the router exited (${code})`)));
   });
   await serving;
+}
+
+before(async () => {
+  c = await startTestCluster();
+  const admin = new pg.Client({ connectionString: c.url() });
+  await admin.connect();
+  await admin.query(
+    'create table orders (tenant_id bigint not null, id bigint not null, total int)',
+  );
+  await admin.end();
+  // A free port can be taken by another process before the router binds it (EADDRINUSE):
+  // then the router exits, and it is started again on other ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await spawnRouter();
+      break;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+    }
+  }
   // Every worker must have a catalog before the test starts: retry until routed queries pass.
   const deadline = Date.now() + 30_000;
   for (;;) {

@@ -73,8 +73,11 @@ export function execute(
   // Counted at admission; a read across nodes once planned (or refused by the planner).
   if (via.kind !== 'portal' && r.kind !== 'scatter') s.services.metrics.statements(routeLabel(r));
   switch (r.kind) {
-    case 'node':
-      return single(s, stmt, d, ...placeState(s, stmt, state, d, r.node, r.flexible), via, state);
+    case 'node': {
+      const placed = placeState(s, stmt, state, d, r.node, r.flexible);
+      if (placed === undefined) return single(s, stmt, d, r.node, r.flexible, via, state);
+      return single(s, stmt, d, placed, false, via, state);
+    }
     case 'copy':
       return copy(s, stmt, d, r, via);
     case 'all':
@@ -209,10 +212,11 @@ function stateOf(stmt: Statement): SessionStateChange {
 }
 
 /**
- * Where a one-node statement with session state runs: advisory locks and LISTEN/NOTIFY on the
- * home node (one lock and channel space for every client); FETCH, MOVE and CLOSE of a WITH HOLD
- * cursor on the node that holds it; the rest where it routes (a temporary table is created on
- * home, and a name no catalog table has resolves to home too).
+ * Where a one-node statement with session state runs (not flexible), or undefined where it
+ * routes: advisory locks and LISTEN/NOTIFY on the home node (one lock and channel space for
+ * every client); FETCH, MOVE and CLOSE of a WITH HOLD cursor on the node that holds it; the rest
+ * where it routes (a temporary table is created on home, and a name no catalog table has
+ * resolves to home too).
  */
 function placeState(
   s: Session,
@@ -221,15 +225,15 @@ function placeState(
   d: Routed<Epoch>,
   node: string,
   flexible: boolean,
-): [string, boolean] {
+): string | undefined {
   const a = stmt.analysis;
   if (a.kind === 'utility' && a.cursor?.name !== undefined && s.pinned.size > 0) {
     const at = s.pinned.cursorNode(a.cursor.name);
-    if (at !== undefined && a.command !== 'declare_cursor') return [at, false];
+    if (at !== undefined && a.command !== 'declare_cursor') return at;
   }
-  if (!state.homeOnly) return [node, flexible];
+  if (!state.homeOnly) return undefined;
   const home = d.epoch.snapshot.home;
-  if (flexible || node === home) return [home, false];
+  if (flexible || node === home) return home;
   throw unsupported(
     `advisory locks, LISTEN and NOTIFY run on the home node, and this statement also reads or writes rows on node "${node}"; send them as separate statements`,
   );

@@ -25,7 +25,7 @@ import { EXPECT_EXECUTE, EXPECT_ONE, EXPECT_SYNC } from '../execute/exchange.js'
 import { execute, type BindVia } from '../execute/executor.js';
 import { Round, sendRound } from '../execute/round.js';
 import type { Backend } from '../pool/backend.js';
-import { bindValues, scatterPipeline } from '../scatter/portal.js';
+import { scatterPipeline } from '../scatter/portal.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import type { RouterPortal } from '../statement/portal.js';
@@ -40,11 +40,10 @@ import { closeOpenCycle, openCycleBackend, usesOpenPortal } from './cycle.js';
 import { describe, type Batch } from './describe.js';
 import { preferredNode } from './lookahead.js';
 import { close, parse } from './messages.js';
-import { checkBindOnSeveral, checkLocalInPipeline, refuse } from './portals.js';
+import { checkLocalInPipeline, refuse, severalPortal } from './portals.js';
+import { queueSingleRunTail } from './single-run.js';
 
 type SeveralPortal = RouterPortal & { kind: 'several' };
-
-const NO_VALUES = Object.freeze({ values: [], formats: [], types: [], paramCount: 0 });
 
 export function handleBatch(s: Session, batch: readonly InMsg[]): Promise<void> | undefined {
   return new BatchRun(s, batch).run();
@@ -225,8 +224,16 @@ class BatchRun implements Batch, BindVia {
           s.txn.phase === 'idle' && isSingleRun(this.batch) && pipelinableRead(stmt.analysis)
             ? rec.serverName(s.settings.key())
             : undefined;
-        return execute(s, stmt, d, this);
+        return this.ran(execute(s, stmt, d, this));
     }
+  }
+
+  /** A Bind on the round's node in the shape drivers send: the rest of the batch goes at once. */
+  private ran(pending: Promise<void> | undefined): Promise<void> | undefined {
+    if (pending !== undefined || this.i !== 0 || this.bind !== this.batch[0]) return pending;
+    if (this.afterRun === undefined && queueSingleRunTail(this.s, this.batch, this.round))
+      this.i = this.batch.length - 1;
+    return undefined;
   }
 
   /** An empty statement: any backend answers EmptyQueryResponse. */
@@ -287,12 +294,7 @@ class BatchRun implements Batch, BindVia {
   }
 
   portal(d: Routed<Epoch>): SeveralPortal {
-    const a = this.rec.analysis!;
-    const r = d.route;
-    if (r.kind === 'all' || r.kind === 'multi_write')
-      checkBindOnSeveral(a, r, this.round.backend !== undefined);
-    const bind = r.kind === 'scatter' ? bindValues(this.rec, a, this.bind.body) : NO_VALUES;
-    return { kind: 'several', decision: d, analysis: a, sql: this.rec.sql, bind, describe: false };
+    return severalPortal(this.rec, this.bind, d, this.round.backend !== undefined);
   }
 
   /** Batch (Describe asks): the node the batch's first pinned Bind goes to (undefined: none). */

@@ -5,11 +5,33 @@ import { Writer, writeBind, writeExecute, writeParse } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
 import type { SessionCommand } from '../commands/plan.js';
 import { unsupported } from '../errors.js';
+import type { Routed } from '../admit/decision.js';
+import type { Epoch } from '../catalog/epochs.js';
 import type { AllRoute, MultiWriteRoute } from '../routing/route-types.js';
+import { bindValues } from '../scatter/portal.js';
+import type { InMsg } from '../session/client-in.js';
+import type { RouterPortal } from '../statement/portal.js';
+import type { StatementRecord } from '../statement/prepared.js';
 import { failTransaction, POISON_SQL } from '../execute/backends.js';
 import type { Round } from '../execute/round.js';
 import { errorFields, errorFrame } from '../session/errors-wire.js';
 import type { Session } from '../session/session.js';
+
+const NO_VALUES = Object.freeze({ values: [], formats: [], types: [], paramCount: 0 });
+
+/** The portal the router keeps for a statement its Bind routed to several nodes (run at Execute). */
+export function severalPortal(
+  rec: StatementRecord,
+  bind: InMsg,
+  d: Routed<Epoch>,
+  queued: boolean,
+): RouterPortal & { kind: 'several' } {
+  const a = rec.analysis!;
+  const r = d.route;
+  if (r.kind === 'all' || r.kind === 'multi_write') checkBindOnSeveral(a, r, queued);
+  const values = r.kind === 'scatter' ? bindValues(rec, a, bind.body) : NO_VALUES;
+  return { kind: 'several', decision: d, analysis: a, sql: rec.sql, bind: values, describe: false };
+}
 
 /**
  * Refuses, at its Bind, a statement the router would run on several nodes at Execute where the

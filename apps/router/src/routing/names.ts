@@ -167,6 +167,9 @@ const named = new WeakMap<Snapshot, Map<string, NamedSnapshot>>();
  * resolution it depended on.
  */
 export function namedSnapshot(snapshot: Snapshot, ctx: NameContext): Snapshot {
+  // Most statements of a router come under one epoch and one context: the last answer first.
+  const hit = lastNamed;
+  if (hit !== undefined && hit.base === snapshot && hit.key === ctx.key) return hit.named;
   const base = baseSnapshot(snapshot);
   let byKey = named.get(base);
   if (byKey === undefined) {
@@ -179,8 +182,11 @@ export function namedSnapshot(snapshot: Snapshot, ctx: NameContext): Snapshot {
     if (byKey.size >= MAX_CONTEXTS) byKey.delete(byKey.keys().next().value!);
     byKey.set(ctx.key, s);
   }
+  lastNamed = { base, key: ctx.key, named: s };
   return s;
 }
+
+let lastNamed: { base: Snapshot; key: string; named: Snapshot } | undefined;
 
 /** The context `snapshot` resolves names by (PUBLIC_ONLY for a plain snapshot). */
 export function namesOf(snapshot: Snapshot): NameContext {

@@ -82,7 +82,7 @@ export class Connection {
     if (s.skipUntilSync && m.code !== FrontendCode.Sync) return;
     switch (m.code) {
       case FrontendCode.Query:
-        return withFreshNames(s, () => handleQuery(s, m));
+        return this.fresh(m, true, true);
       case FrontendCode.Parse:
       case FrontendCode.Bind:
       case FrontendCode.Describe:
@@ -92,7 +92,7 @@ export class Connection {
         return;
       case FrontendCode.Flush:
       case FrontendCode.Sync:
-        return withFreshNames(s, () => this.endOfBatch(m), m.code === FrontendCode.Sync);
+        return this.fresh(m, false, m.code === FrontendCode.Sync);
       // CopyData, CopyDone, CopyFail outside COPY: dropped, as Postgres does.
       case FrontendCode.CopyData:
       case FrontendCode.CopyDone:
@@ -117,6 +117,38 @@ export class Connection {
     }
   }
 
+  /**
+   * Runs a Query (`query`) or the batch `m` ends after the session's table names are current
+   * (DDL through any router may have added a table its search_path finds first); DDL it runs
+   * marks them stale for every session, here at once and on the other routers before the client
+   * hears that it is done. `synced`: the batch ends with a Sync (a Query is its own); one ended
+   * by a Flush has not committed its implicit transaction yet. No closure when names are fresh:
+   * this runs for every statement.
+   */
+  private fresh(m: InMsg, query: boolean, synced: boolean): Promise<void> | undefined {
+    const stale = refreshNames(this.s);
+    if (stale !== undefined) return stale.then(() => this.runFresh(m, query, synced));
+    return this.runFresh(m, query, synced);
+  }
+
+  private runFresh(m: InMsg, query: boolean, synced: boolean): Promise<void> | undefined {
+    const s = this.s;
+    if (synced) corkIfUnannounced(s);
+    const r = query ? handleQuery(s, m) : this.endOfBatch(m);
+    if (r === undefined) return ddlFinished(s, synced);
+    return synced
+      ? r.then(this.doneSynced, this.failSynced)
+      : r.then(this.doneFlushed, this.failFlushed);
+  }
+
+  // What follows a Query or batch that waited, made once per connection (not a closure each).
+  private readonly doneSynced = (): Promise<void> | undefined => ddlFinished(this.s, true);
+  private readonly doneFlushed = (): Promise<void> | undefined => ddlFinished(this.s, false);
+  private readonly failSynced = (e: unknown): Promise<never> =>
+    rethrowAfter(ddlFinished(this.s, true), e);
+  private readonly failFlushed = (e: unknown): Promise<never> =>
+    rethrowAfter(ddlFinished(this.s, false), e);
+
   private endOfBatch(m: InMsg): Promise<void> | undefined {
     const s = this.s;
     this.batch.push(m);
@@ -134,24 +166,11 @@ export class Connection {
   }
 }
 
-/**
- * Runs a Query or a batch after the session's table names are current (DDL through any router
- * may have added a table its search_path finds first); DDL it runs marks them stale for every
- * session, here at once and on the other routers before the client hears that it is done.
- * `synced`: the batch ends with a Sync (a Query is its own); one ended by a Flush has not
- * committed its implicit transaction yet.
- */
-function withFreshNames(
-  s: Session,
-  run: () => Promise<void> | undefined,
-  synced = true,
-): Promise<void> | undefined {
-  const go = (): Promise<void> | undefined => {
-    if (synced) corkIfUnannounced(s);
-    const r = run();
-    if (r === undefined) return ddlFinished(s, synced);
-    return r.finally(() => ddlFinished(s, synced));
-  };
-  const stale = refreshNames(s);
-  return stale === undefined ? go() : stale.then(go);
+/** Rejects with `e` once `done` (if any) settled, as Promise.finally would. */
+function rethrowAfter(done: Promise<void> | undefined, e: unknown): Promise<never> {
+  if (done === undefined) return Promise.reject(e);
+  return done.then(
+    () => Promise.reject(e),
+    () => Promise.reject(e),
+  );
 }

@@ -1,0 +1,33 @@
+// The rest of the batch shape drivers send for one statement (Bind, [Describe portal,] Execute,
+// Sync, all of the unnamed portal) once its Bind joined the round on a node: exactly what the
+// generic steps would add for those messages (describe.ts onNode, extended.ts forwardExecute,
+// the Sync), added at once, without decoding them again. This is every prepared statement a
+// driver runs, so it is worth the few lines.
+import { EXPECT_DESCRIBE_PORTAL, EXPECT_EXECUTE, EXPECT_SYNC } from '../execute/exchange.js';
+import { takePrelude } from '../execute/backends.js';
+import type { Round } from '../execute/round.js';
+import type { InMsg } from '../session/client-in.js';
+import type { Session } from '../session/session.js';
+import { isSingleRun } from '../statement/prepared.js';
+
+/**
+ * Adds the Describe, Execute and Sync of a single run whose Bind (first in `batch`) is on
+ * `round`'s backend; false (nothing added) when the batch is not that shape or a portal the
+ * router keeps could be named by them.
+ */
+export function queueSingleRunTail(s: Session, batch: readonly InMsg[], round: Round): boolean {
+  if (round.backend === undefined || s.portals.size > 0 || !isSingleRun(batch)) return false;
+  const n = batch.length;
+  // The unnamed portal in every message (a name is a C string: an empty one is its NUL).
+  if (batch[0]!.body[0] !== 0 || batch[n - 2]!.body[0] !== 0) return false;
+  if (n === 4 && batch[1]!.body[1] !== 0) return false;
+  const { messages, expect } = round;
+  if (n === 4) {
+    messages.push(batch[1]!.raw);
+    expect.push(EXPECT_DESCRIBE_PORTAL);
+  }
+  takePrelude(s, round.node!, messages, expect);
+  messages.push(batch[n - 2]!.raw, batch[n - 1]!.raw);
+  expect.push(EXPECT_EXECUTE, EXPECT_SYNC);
+  return true;
+}
