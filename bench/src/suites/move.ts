@@ -5,24 +5,8 @@
 // back (a move and a catalog merge). Measured: copy rate, time per phase, the write pause on the
 // moving range (held time per statement p50/p99/max, freeze-to-release per cutover), other
 // ranges' p99 before/during/after, client errors; an SVG timeline with the phases marked.
-import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from '@tessera/pgctl';
-import {
-  AdminService,
-  CatalogService,
-  JobService,
-  JobState,
-  KeyType,
-  NodeRole,
-  createClient,
-  type Client,
-  type Job,
-  type Range,
-} from '@tessera/proto';
-import { startPostgresCluster, type PgServer } from '@tessera/testkit';
-import { REPO_ROOT, nodeEntry } from '../harness/entry.js';
-import { startProcess, waitFor, type Started } from '../harness/processes.js';
+import { JobState, type Job, type Range } from '@tessera/proto';
 import { quantileSorted } from '../harness/stats.js';
 import {
   formatValue,
@@ -33,7 +17,7 @@ import {
   type SuiteResult,
   type TimeSeries,
 } from '../report/model.js';
-import { startRouter } from '../targets/router.js';
+import { startMoveCluster, type MoveCluster } from './move-cluster.js';
 import { runStamp, type Suite, type SuiteContext } from './suite.js';
 
 const DEFAULT_ROWS = 1_000_000;
@@ -141,155 +125,8 @@ class Load {
   }
 }
 
-interface Cluster {
-  servers: PgServer[];
-  coordinator: Started;
-  mover: Started;
-  routerStop: () => Promise<void>;
-  routerUrl: string;
-  jobs: Client<typeof JobService>;
-  catalog: Client<typeof CatalogService>;
-  admin: Client<typeof AdminService>;
-  detail: string;
-}
-
-async function startProgram(
-  app: string,
-  args: string[],
-  name: string,
-): Promise<{ proc: Started; describe: string }> {
-  const entry = nodeEntry(join(REPO_ROOT, 'apps', app), 'main');
-  if (!entry) throw new Error(`apps/${app} has no entry point`);
-  const proc = startProcess(process.execPath, [...entry.args, ...args], {
-    env: { ...process.env, TESSERA_LOG_LEVEL: 'warn' },
-  });
-  proc.exited.then(
-    (code) => {
-      if (code !== 0 && code !== -1)
-        process.stderr.write(`bench move: ${name} exited ${code}: ${proc.output().slice(-500)}\n`);
-    },
-    () => undefined,
-  );
-  return { proc, describe: entry.describe };
-}
-
-async function startCluster(ctx: SuiteContext, rows: number, clients: number): Promise<Cluster> {
-  ctx.log('starting 3 Postgres servers: home (catalog), data1, data2');
-  const servers = await startPostgresCluster(3, {
-    name: 'bench-move',
-    settings: { max_connections: String(Math.max(300, 8 * clients)) },
-  });
-  const [home, data1, data2] = servers as [PgServer, PgServer, PgServer];
-  await home.query('create database tessera_catalog');
-  const coordinatorPort = await freePort();
-  const address = `127.0.0.1:${coordinatorPort}`;
-  const coordinator = await startProgram(
-    'coordinator',
-    ['--catalog-url', home.url('tessera_catalog'), '--listen', address, '--metrics-port', '0'],
-    'coordinator',
-  );
-  const catalog = createClient(CatalogService, address, { deadlineMs: 10_000 });
-  const admin = createClient(AdminService, address, {
-    channel: catalog.grpcClient,
-    deadlineMs: 30_000,
-  });
-  const jobs = createClient(JobService, address, {
-    channel: catalog.grpcClient,
-    deadlineMs: 30_000,
-  });
-  const up = await waitFor(
-    async () => {
-      try {
-        await catalog.getCatalog({});
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    60_000,
-    200,
-  );
-  if (!up)
-    throw new Error(`the coordinator did not start: ${coordinator.proc.output().slice(-500)}`);
-  await admin.addNode({ name: 'home', host: '127.0.0.1', port: home.port, role: NodeRole.HOME });
-  await admin.addNode({ name: 'data1', host: '127.0.0.1', port: data1.port, role: NodeRole.DATA });
-  await admin.addNode({ name: 'data2', host: '127.0.0.1', port: data2.port, role: NodeRole.DATA });
-  await admin.createKeyspace({
-    name: 'accounts',
-    keyType: KeyType.BIGINT,
-    ranges: RANGES,
-    seed: 0n,
-  });
-  await admin.distributeTable({
-    schema: 'public',
-    name: 'accounts',
-    keyColumn: 'id',
-    keyspace: 'accounts',
-  });
-  const started = await startRouter({
-    coordinator: address,
-    poolSize: clients + 4,
-    poolMode: 'transaction',
-    maxClients: clients * 2 + 10,
-  });
-  if (!started.ok) throw new Error(started.reason);
-  const router = started.target;
-  const routerUrl = `postgresql://postgres@127.0.0.1:${router.port}/postgres`;
-  const c = new pg.Client({ connectionString: routerUrl });
-  await c.connect();
-  await c.query(
-    `create table accounts (id bigint primary key, balance bigint not null default 0, pad text not null)`,
-  );
-  await c.end();
-  ctx.log(`loading ${rows} rows onto their owners`);
-  const cat = await catalog.getCatalog({});
-  const byNode = new Map<string, Range[]>();
-  for (const r of cat.ranges) byNode.set(r.owner, [...(byNode.get(r.owner) ?? []), r]);
-  await Promise.all(
-    [
-      ['data1', data1],
-      ['data2', data2],
-    ].map(async ([name, server]) => {
-      const owned = (byNode.get(name as string) ?? [])
-        .map((r) => `hashint8extended(g, 0) between ${r.lo} and ${r.hi}`)
-        .join(' or ');
-      await (server as PgServer).query(
-        `insert into accounts (id, balance, pad) select g, 0, repeat('x', 80) from generate_series(1, ${rows}) g where ${owned || 'false'}`,
-      );
-      await (server as PgServer).query('vacuum analyze accounts');
-    }),
-  );
-  const mover = await startProgram(
-    'mover',
-    [
-      '--coordinator',
-      address,
-      '--metrics-port',
-      '0',
-      '--mover-id',
-      'bench-mover',
-      '--catchup-budget-ms',
-      '50',
-      '--delete-rows-per-sec',
-      '0',
-    ],
-    'mover',
-  );
-  return {
-    servers,
-    coordinator: coordinator.proc,
-    mover: mover.proc,
-    routerStop: () => router.stop(),
-    routerUrl,
-    jobs,
-    catalog,
-    admin,
-    detail: `router ${router.detail}; mover ${mover.describe}; coordinator ${coordinator.describe}`,
-  };
-}
-
-async function keysOf(cl: Cluster, r: Range, limit = SAMPLE_KEYS): Promise<number[]> {
-  const node = cl.servers[r.owner === 'data1' ? 1 : r.owner === 'data2' ? 2 : 0]!;
+async function keysOf(cl: MoveCluster, r: Range, limit = SAMPLE_KEYS): Promise<number[]> {
+  const node = cl.base.byName.get(r.owner) ?? cl.base.home;
   const rows = await node.query<{ id: string }>(
     `select id::text from accounts where hashint8extended(id, 0) between $1 and $2 order by random() limit ${limit}`,
     [r.lo.toString(), r.hi.toString()],
@@ -300,7 +137,7 @@ async function keysOf(cl: Cluster, r: Range, limit = SAMPLE_KEYS): Promise<numbe
 const FINAL = new Set([JobState.DONE, JobState.FAILED, JobState.CANCELLED, JobState.VERIFY_FAILED]);
 
 async function runJob(
-  cl: Cluster,
+  cl: MoveCluster,
   req: { kind: string; spec: object; steps: string[] },
 ): Promise<{ job: Job; moves: Job[] }> {
   const job = await cl.jobs.submitJob({
@@ -344,7 +181,7 @@ interface ActionResult {
 }
 
 async function measureAction(
-  cl: Cluster,
+  cl: MoveCluster,
   load: Load,
   name: string,
   moving: Range,
@@ -446,14 +283,14 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
   const startedAt = new Date();
   const rows = opts.rows ?? DEFAULT_ROWS;
   const clients = opts.clients?.[0] ?? DEFAULT_CLIENTS;
-  const cl = await startCluster(ctx, rows, clients);
+  const cl = await startMoveCluster(ctx, { rows, clients, ranges: RANGES });
   const load = new Load(cl.routerUrl, clients);
   const measurements: Measurement[] = [];
   const events: { label: string; atS: number }[] = [];
   const errorsSeen: string[] = [];
   let loadStartMs = 0;
   try {
-    const cat = await cl.catalog.getCatalog({});
+    const cat = await cl.base.catalog.getCatalog({});
     load.otherKeys = (await Promise.all(cat.ranges.map((r) => keysOf(cl, r, 500)))).flat();
     loadStartMs = Date.now();
     await load.start();
@@ -461,7 +298,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
       `${clients} clients through the router (${MOVING_SHARE * 100}% of statements on the moving range, half of them writes)`,
     );
     for (let round = 1; round <= opts.rounds; round++) {
-      const ranges = (await cl.catalog.getCatalog({})).ranges;
+      const ranges = (await cl.base.catalog.getCatalog({})).ranges;
       // 1. Move a range (a sixth of the rows) to the other node.
       const r1 = ranges[0]!;
       const to1 = r1.owner === 'data1' ? 'data2' : 'data1';
@@ -482,12 +319,16 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
         {
           name: 'split+move',
           moving: async () => {
-            const r = (await cl.catalog.getCatalog({})).ranges.find((x) => x.lo === ranges[1]!.lo)!;
+            const r = (await cl.base.catalog.getCatalog({})).ranges.find(
+              (x) => x.lo === ranges[1]!.lo,
+            )!;
             const at = r.lo + (r.hi - r.lo) / 2n + 1n;
             return { ...r, lo: at } as Range;
           },
           req: async () => {
-            const r = (await cl.catalog.getCatalog({})).ranges.find((x) => x.lo === ranges[1]!.lo)!;
+            const r = (await cl.base.catalog.getCatalog({})).ranges.find(
+              (x) => x.lo === ranges[1]!.lo,
+            )!;
             const at = r.lo + (r.hi - r.lo) / 2n + 1n;
             return {
               kind: 'split',
@@ -504,12 +345,12 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
         {
           name: 'merge',
           moving: async () => {
-            const now = (await cl.catalog.getCatalog({})).ranges;
+            const now = (await cl.base.catalog.getCatalog({})).ranges;
             const i = now.findIndex((x) => x.lo === ranges[1]!.lo);
             return now[i + 1]!;
           },
           req: async () => {
-            const now = (await cl.catalog.getCatalog({})).ranges;
+            const now = (await cl.base.catalog.getCatalog({})).ranges;
             const i = now.findIndex((x) => x.lo === ranges[1]!.lo);
             return {
               kind: 'merge',
@@ -544,11 +385,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
     }
   } finally {
     await load.stop();
-    await cl.mover.stop();
-    await cl.routerStop();
-    await cl.coordinator.stop();
-    cl.catalog.close();
-    await Promise.all(cl.servers.map((s) => s.dispose()));
+    await cl.stop();
   }
   const summary = summarize(measurements, METRICS);
   const checks = judge(measurements);

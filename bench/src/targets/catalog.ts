@@ -1,20 +1,11 @@
 // A coordinator process with a catalog in which some tables are distributed in one keyspace
 // (pgbench's four tables by bid unless a suite says otherwise): what a router needs to route them.
-// The coordinator runs as its own process (it must not share the harness's event loop or CPU
-// accounting); its catalog lives on the home node.
-import { join } from 'node:path';
-import { freePort } from '@tessera/pgctl';
-import {
-  AdminService,
-  CatalogService,
-  KeyType,
-  NodeRole,
-  createClient,
-  type Range,
-} from '@tessera/proto';
+// testcluster's attachCluster over the suite's servers, with the coordinator as its own process
+// (targets/coordinator.ts); its catalog lives on the home node.
+import { KeyType, type Range, type ShapeTable } from '@tessera/proto';
+import { attachCluster } from '@tessera/testcluster';
 import type { PgServer } from '@tessera/testkit';
-import { REPO_ROOT, nodeEntry } from '../harness/entry.js';
-import { startProcess, waitFor, type Started } from '../harness/processes.js';
+import { benchCoordinator } from './coordinator.js';
 
 export const KEYSPACE = 'pgbench';
 export const PGBENCH_TABLES = [
@@ -23,7 +14,6 @@ export const PGBENCH_TABLES = [
   'pgbench_branches',
   'pgbench_history',
 ];
-const CATALOG_DATABASE = 'tessera_catalog';
 
 /** The keyspace a suite's tables are distributed in, and those tables with their key column. */
 export interface BenchKeyspace {
@@ -60,97 +50,28 @@ export function ownerOf(ranges: readonly Range[], hash: bigint): string | undefi
   return ranges.find((r) => r.lo <= hash && hash <= r.hi)?.owner;
 }
 
-async function answers(address: string): Promise<boolean> {
-  const client = createClient(CatalogService, address, { deadlineMs: 1_000 });
-  try {
-    await client.getCatalog({});
-    return true;
-  } catch {
-    return false;
-  } finally {
-    client.close();
-  }
-}
-
 /** Starts the coordinator and declares the layout; throws with the coordinator's output on failure. */
 export async function startBenchCatalog(layout: CatalogLayout): Promise<BenchCatalog> {
-  const entry = nodeEntry(join(REPO_ROOT, 'apps', 'coordinator'), 'main');
-  if (!entry) throw new Error('apps/coordinator has no entry point');
-  const exists = await layout.home.query('select 1 from pg_database where datname = $1', [
-    CATALOG_DATABASE,
-  ]);
-  if (exists.length === 0) await layout.home.query(`create database ${CATALOG_DATABASE}`);
-  const address = `127.0.0.1:${await freePort()}`;
-  const proc: Started = startProcess(
-    process.execPath,
-    [
-      ...entry.args,
-      '--catalog-url',
-      layout.home.url(CATALOG_DATABASE),
-      '--listen',
-      address,
-      '--metrics-port',
-      '0',
-    ],
-    { env: { ...process.env, TESSERA_LOG_LEVEL: 'warn' } },
-  );
-  const up = await waitFor(
-    async () => proc.child.exitCode !== null || (await answers(address)),
-    60_000,
-    200,
-  );
-  if (!up || proc.child.exitCode !== null) {
-    await proc.stop();
-    throw new Error(`the coordinator did not start: ${proc.output().trim().slice(-400)}`);
-  }
-  const admin = createClient(AdminService, address, { deadlineMs: 10_000 });
-  const catalog = createClient(CatalogService, address, { deadlineMs: 10_000 });
-  try {
-    await admin.addNode({
-      name: 'home',
-      host: layout.home.host,
-      port: layout.home.port,
-      role: NodeRole.HOME,
-    });
-    for (const [i, node] of layout.data.entries()) {
-      await admin.addNode({
-        name: `data${i + 1}`,
-        host: node.host,
-        port: node.port,
-        role: NodeRole.DATA,
-      });
-    }
+  const ks = layout.keyspace ?? PGBENCH_KEYSPACE;
+  const tessera = await attachCluster(layout.home, layout.data, {
+    launch: benchCoordinator,
     // One range per data node (round-robin by the coordinator), or one range on the home node.
-    const ks = layout.keyspace ?? PGBENCH_KEYSPACE;
-    await admin.createKeyspace({
-      name: ks.name,
-      keyType: ks.keyType,
-      ranges: Math.max(1, layout.data.length),
-      seed: 0n,
-    });
-    for (const t of ks.tables) {
-      await admin.distributeTable({
-        schema: 'public',
-        name: t.name,
-        keyColumn: t.keyColumn,
-        keyspace: ks.name,
-      });
-    }
-    const snapshot = await catalog.getCatalog({});
-    const ranges = snapshot.ranges.filter((r) => r.keyspace === ks.name);
-    const seed = snapshot.keyspaces.find((k) => k.name === ks.name)?.seed ?? 0n;
+    keyspaces: [{ name: ks.name, keyType: ks.keyType, ranges: Math.max(1, layout.data.length) }],
+    tables: ks.tables.map((t): ShapeTable => ({ kind: 'sharded', keyspace: ks.name, ...t })),
+    clientDeadlineMs: 10_000,
+  });
+  try {
+    const snapshot = await tessera.catalog.getCatalog({});
+    const { address, describe } = tessera.coordinator;
     return {
       address,
-      ranges,
-      seed,
-      detail: `coordinator ${entry.describe} on ${address}`,
-      stop: () => proc.stop(),
+      ranges: snapshot.ranges.filter((r) => r.keyspace === ks.name),
+      seed: snapshot.keyspaces.find((k) => k.name === ks.name)?.seed ?? 0n,
+      detail: `coordinator ${describe} on ${address}`,
+      stop: () => tessera.dispose(),
     };
   } catch (e) {
-    await proc.stop();
+    await tessera.dispose();
     throw e;
-  } finally {
-    admin.close();
-    catalog.close();
   }
 }

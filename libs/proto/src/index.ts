@@ -281,3 +281,15 @@ export {
   type GrpcDecisionLog,
   type GrpcDecisionLogOptions,
 } from './decision-log.js';
+
+// --- a cluster's shape (nodes, keyspaces, tables), declared through AdminService ---
+export {
+  declareShape,
+  shapeSteps,
+  type ClusterShape,
+  type ShapeClients,
+  type ShapeKeyspace,
+  type ShapeNode,
+  type ShapeStep,
+  type ShapeTable,
+} from './cluster-shape.js';

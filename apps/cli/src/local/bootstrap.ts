@@ -1,12 +1,23 @@
 // The first `up` of a local cluster: register the three nodes, declare the sample keyspaces and
-// tables in the catalog, then create role, database and tables on the nodes where each table's
-// kind says (sharded tables fenced by `tessera_owns`), and load a little data on the right nodes.
+// tables in the catalog (@tessera/proto's declareShape, which test clusters use too), then create
+// role, database and tables on the nodes where each table's kind says (sharded tables fenced by
+// `tessera_owns`), and load a little data on the right nodes.
 // Every step checks before it acts, so a bootstrap that was interrupted can simply run again.
 // With passwords, every node gets the same SCRAM verifier for `app` and `postgres`: the router
 // logs in to the nodes with the client's own key (SCRAM pass-through), which needs that.
 import type pg from 'pg';
 import { createScramVerifier } from '@tessera/pg-wire';
-import { NodeRole, keyTypeName, parseKeyType, type Catalog, type Range } from '@tessera/proto';
+import {
+  NodeRole,
+  declareShape,
+  keyTypeName,
+  parseKeyType,
+  type Catalog,
+  type ClusterShape,
+  type Range,
+  type ShapeNode,
+  type ShapeTable,
+} from '@tessera/proto';
 import { fenceCheckSql } from '@tessera/keyspace';
 import { hashKeyText } from '@tessera/pg-hash';
 import type { Coordinator } from '../coordinator.js';
@@ -45,9 +56,7 @@ export async function bootstrap(
   passwords: ClusterPasswords | undefined,
   log: (m: string) => void,
 ): Promise<void> {
-  await registerNodes(coord, cluster);
-  await declareSample(coord);
-  const catalog = await coord.catalog.getCatalog({});
+  const catalog = await declareShape(coord, sampleShape(cluster));
   // One verifier (one salt) for every node, made here: the password never reaches a server.
   const logins: NodeLogins = {
     superuser: passwords?.postgres,
@@ -84,46 +93,35 @@ async function alignSuperuserVerifier(cluster: ClusterFile, logins: NodeLogins):
 
 const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;
 
-async function registerNodes(coord: Coordinator, cluster: ClusterFile): Promise<void> {
-  const catalog = await coord.catalog.getCatalog({});
-  for (const n of LOCAL_NODES) {
-    if (catalog.nodes.some((x) => x.name === n.name)) continue;
+/** The local cluster's shape: its three nodes (and replicas) and the sample's declared tables. */
+function sampleShape(cluster: ClusterFile): ClusterShape {
+  const nodes = LOCAL_NODES.map((n): ShapeNode => {
     const replicaPort = cluster.replicas ? cluster.replicaPorts?.[n.name] : undefined;
-    await coord.admin.addNode({
+    return {
       name: n.name,
       host: '127.0.0.1',
       port: cluster.nodePorts[n.name],
       role: n.role === 'home' ? NodeRole.HOME : NodeRole.DATA,
       // Its name (application_name) is the one the catalog derives, as the base backup used.
       ...(replicaPort !== undefined ? { replicaHost: '127.0.0.1', replicaPort } : {}),
-    });
-  }
+    };
+  });
+  const keyspaces = SAMPLE_KEYSPACES.map((k) => ({
+    name: k.name,
+    keyType: parseKeyType(k.type),
+    ranges: k.ranges,
+  }));
+  return { nodes, keyspaces, tables: SAMPLE_TABLES.flatMap(declared) };
 }
 
-async function declareSample(coord: Coordinator): Promise<void> {
-  const catalog = await coord.catalog.getCatalog({});
-  for (const k of SAMPLE_KEYSPACES) {
-    if (catalog.keyspaces.some((x) => x.name === k.name)) continue;
-    await coord.admin.createKeyspace({
-      name: k.name,
-      keyType: parseKeyType(k.type),
-      ranges: k.ranges,
-      seed: 0n,
-    });
-  }
-  for (const t of SAMPLE_TABLES) {
-    if (catalog.tables.some((x) => x.schema === 'public' && x.name === t.name)) continue;
-    if (t.kind === 'sharded') {
-      await coord.admin.distributeTable({
-        schema: 'public',
-        name: t.name,
-        keyColumn: t.keyColumn,
-        keyspace: t.keyspace,
-      });
-    } else if (t.kind === 'reference') {
-      await coord.admin.referenceTable({ schema: 'public', name: t.name });
-    }
-    // Global tables need no declaration: a table the catalog does not name is global.
+function declared(t: SampleTable): ShapeTable[] {
+  switch (t.kind) {
+    case 'sharded':
+      return [{ kind: t.kind, name: t.name, keyspace: t.keyspace, keyColumn: t.keyColumn }];
+    case 'reference':
+      return [{ kind: t.kind, name: t.name }];
+    case 'global':
+      return []; // a table the catalog does not name is global
   }
 }
 

@@ -1,24 +1,27 @@
-// Test fixture: a Tessera cluster in miniature for the mover's tests. Real Postgres servers (home
-// plus data nodes; the catalog on home), the real coordinator in-process with the nodes
-// registered, a keyspace and tables declared and created through a real router (so the nodes
-// carry the fences CREATE TABLE gives them), and movers started on demand. Never a mock.
+// Test fixture: a Tessera cluster in miniature for the mover's tests. @tessera/testcluster's
+// startCluster (real Postgres servers, home plus data nodes, the catalog on home, the nodes
+// registered, a keyspace and tables declared) with the real coordinator in-process; the tables
+// created through a real router (so the nodes carry the fences CREATE TABLE gives them), and
+// movers started on demand. Never a mock.
 import { startCoordinator, type RunningCoordinator } from '@tessera/coordinator';
 import {
-  AdminService,
-  CatalogService,
   Code,
   JobService,
   JobState,
   KeyType,
-  NodeRole,
   RpcError,
   createClient,
+  type AdminService,
+  type CatalogService,
   type Client,
   type Job,
+  type ShapeKeyspace,
+  type ShapeTable,
 } from '@tessera/proto';
 import { startRouter, type RunningRouter } from '@tessera/router';
 import { createLogger } from '@tessera/telemetry';
-import { startPostgresCluster, type PgServer } from '@tessera/testkit';
+import { startCluster, type Cluster, type CoordinatorLauncher } from '@tessera/testcluster';
+import type { PgServer } from '@tessera/testkit';
 import pg from 'pg';
 import { defaultConfig, type MoverConfig } from '../config.js';
 import { startMover, type RunningMover, type StartOptions } from '../mover.js';
@@ -66,84 +69,100 @@ export const DEFAULT_SCHEMA = [
   `create table countries (code text primary key, name text not null)`,
 ];
 
-export async function startMoverCluster(opts: MoverClusterOptions = {}): Promise<MoverCluster> {
-  const dataCount = opts.dataNodes ?? 2;
-  const servers = await startPostgresCluster(1 + dataCount + (opts.spareNodes ?? 0), {
-    name: 'mover-test',
-  });
-  const home = servers[0]!;
-  const data = servers.slice(1, 1 + dataCount);
-  await home.query('create database tessera_catalog');
-  const coordinatorConfig = (listen: string) => ({
-    catalogUrl: home.url('tessera_catalog'),
-    listen,
-    metricsPort: 0,
-    standbyPollMs: 100,
-    recoveryGraceMs: 2_000,
-    recoveryIntervalMs: 500,
-    ...(opts.routerStaleMs === undefined ? {} : { routerStaleMs: opts.routerStaleMs }),
-  });
-  let coordinator = await startCoordinator(coordinatorConfig('127.0.0.1:0'), {
-    log: quiet('coordinator'),
-  });
-  await coordinator.whenActive;
-  const admin = createClient(AdminService, coordinator.address);
-  const jobs = createClient(JobService, coordinator.address, { channel: admin.grpcClient });
-  const catalog = createClient(CatalogService, coordinator.address, { channel: admin.grpcClient });
-  await admin.addNode({ name: 'home', host: '127.0.0.1', port: home.port, role: NodeRole.HOME });
-  const byName = new Map<string, PgServer>([['home', home]]);
-  for (const [i, s] of data.entries()) {
-    await admin.addNode({
-      name: `data${i + 1}`,
-      host: '127.0.0.1',
-      port: s.port,
-      role: NodeRole.DATA,
-    });
-    byName.set(`data${i + 1}`, s);
-  }
-  for (const [i, s] of servers.slice(1 + dataCount).entries()) byName.set(`spare${i + 1}`, s);
-  await admin.createKeyspace({
-    name: 'accounts',
-    keyType: KeyType.BIGINT,
-    ranges: opts.ranges ?? 4,
-    seed: 0n,
-  });
-  for (const t of opts.tables ?? [
-    { name: 'accounts', keyColumn: 'id' },
-    { name: 'entries', keyColumn: 'account_id' },
-  ])
-    await admin.distributeTable({
-      schema: 'public',
-      name: t.name,
-      keyColumn: t.keyColumn,
-      keyspace: 'accounts',
-    });
-  for (const t of opts.referenceTables ?? ['countries'])
-    await admin.referenceTable({ schema: 'public', name: t });
+/** The fixture's coordinator, in this process. */
+const inProcess =
+  (routerStaleMs: number | undefined): CoordinatorLauncher<RunningCoordinator> =>
+  ({ catalogUrl, listen }) =>
+    startCoordinator(
+      {
+        catalogUrl,
+        listen,
+        metricsPort: 0,
+        standbyPollMs: 100,
+        recoveryGraceMs: 2_000,
+        recoveryIntervalMs: 500,
+        ...(routerStaleMs === undefined ? {} : { routerStaleMs }),
+      },
+      { log: quiet('coordinator') },
+    );
 
-  const router = await startRouter(
-    { listen: '127.0.0.1:0', metricsPort: 0, coordinator: coordinator.address, poolSize: 8 },
-    { logger: quiet('router') },
-  );
-  await router.ready();
-  const routerUrl = (database = 'postgres') =>
-    `postgresql://postgres@127.0.0.1:${router.port}/${database}`;
-  const viaRouter = async (database = 'postgres') => {
-    const c = new pg.Client({ connectionString: routerUrl(database) });
-    await c.connect();
-    return c;
+const DEFAULT_TABLES = [
+  { name: 'accounts', keyColumn: 'id' },
+  { name: 'entries', keyColumn: 'account_id' },
+];
+
+function shapeOf(opts: MoverClusterOptions): { keyspaces: ShapeKeyspace[]; tables: ShapeTable[] } {
+  const sharded = (opts.tables ?? DEFAULT_TABLES).map((t): ShapeTable => ({
+    kind: 'sharded',
+    keyspace: 'accounts',
+    ...t,
+  }));
+  const reference = (opts.referenceTables ?? ['countries']).map((name): ShapeTable => ({
+    kind: 'reference',
+    name,
+  }));
+  return {
+    keyspaces: [{ name: 'accounts', keyType: KeyType.BIGINT, ranges: opts.ranges ?? 4 }],
+    tables: [...sharded, ...reference],
   };
-  const c = await viaRouter();
+}
+
+/** Runs `statements` through the router at `url`, one after another. */
+async function runThrough(url: string, statements: readonly string[]): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
   try {
-    for (const sql of opts.schema ?? DEFAULT_SCHEMA) await c.query(sql);
+    for (const sql of statements) await c.query(sql);
   } finally {
     await c.end();
   }
+}
+
+export async function startMoverCluster(opts: MoverClusterOptions = {}): Promise<MoverCluster> {
+  const base = await startCluster({
+    name: 'mover-test',
+    dataNodes: opts.dataNodes ?? 2,
+    spareNodes: opts.spareNodes ?? 0,
+    launch: inProcess(opts.routerStaleMs),
+    ...shapeOf(opts),
+  });
+  const byName = new Map(base.byName);
+  for (const [i, s] of base.spares.entries()) byName.set(`spare${i + 1}`, s);
+  const channel = { channel: base.admin.grpcClient };
+  const jobs = createClient(JobService, base.coordinator.address, channel);
+  let router: RunningRouter | undefined;
+  try {
+    router = await startRouter(
+      { listen: '127.0.0.1:0', metricsPort: 0, coordinator: base.coordinator.address, poolSize: 8 },
+      { logger: quiet('router') },
+    );
+    await router.ready();
+    await runThrough(routerAt(router)(), opts.schema ?? DEFAULT_SCHEMA);
+  } catch (e) {
+    await router?.stop().catch(() => undefined);
+    await base.dispose();
+    throw e;
+  }
+  return moverCluster(base, byName, jobs, router);
+}
+
+const routerAt =
+  (router: RunningRouter) =>
+  (database = 'postgres') =>
+    `postgresql://postgres@127.0.0.1:${router.port}/${database}`;
+
+function moverCluster(
+  base: Cluster<RunningCoordinator>,
+  byName: ReadonlyMap<string, PgServer>,
+  jobs: Client<typeof JobService>,
+  router: RunningRouter,
+): MoverCluster {
+  const routerUrl = routerAt(router);
   const movers: RunningMover[] = [];
   let moverCount = 0;
   const moverConfig = (overrides: Partial<MoverConfig> = {}) =>
     defaultConfig({
-      coordinator: coordinator.address,
+      coordinator: base.coordinator.address,
       moverId: `test-mover-${process.pid}-${moverCount++}`,
       metricsPort: 0,
       leaseMs: 3_000,
@@ -154,47 +173,33 @@ export async function startMoverCluster(opts: MoverClusterOptions = {}): Promise
       ...overrides,
     });
   return {
-    home,
-    data,
+    home: base.home,
+    data: base.data,
     byName,
     get coordinator() {
-      return coordinator;
+      return base.coordinator;
     },
-    admin,
+    admin: base.admin,
     jobs,
-    catalog,
+    catalog: base.catalog,
     router,
     routerUrl,
-    viaRouter,
+    async viaRouter(database = 'postgres') {
+      const c = new pg.Client({ connectionString: routerUrl(database) });
+      await c.connect();
+      return c;
+    },
     moverConfig,
     async startMover(overrides = {}, startOpts = {}) {
       const m = await startMover(moverConfig(overrides), { log: quiet('mover'), ...startOpts });
       movers.push(m);
       return m;
     },
-    async restartCoordinator() {
-      const address = coordinator.address;
-      await coordinator.stop();
-      for (let attempt = 0; ; attempt++) {
-        try {
-          coordinator = await startCoordinator(coordinatorConfig(address), {
-            log: quiet('coordinator'),
-          });
-          break;
-        } catch (e) {
-          if (attempt >= 20) throw e;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-      await coordinator.whenActive;
-      return coordinator;
-    },
+    restartCoordinator: () => base.restartCoordinator(),
     async dispose() {
       for (const m of movers) await m.stop().catch(() => undefined);
       await router.stop().catch(() => undefined);
-      admin.close();
-      await coordinator.stop().catch(() => undefined);
-      await Promise.all(servers.map((s) => s.dispose()));
+      await base.dispose();
     },
   };
 }

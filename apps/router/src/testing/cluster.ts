@@ -1,14 +1,16 @@
-// Test fixture: a real Tessera cluster in miniature. Three Postgres servers (home + two data
-// nodes, the catalog database on home), the real coordinator in-process with the nodes
-// registered, keyspaces and tables declared, and a router on a free port. Never a mock.
+// Test fixture: a real Tessera cluster in miniature. @tessera/testcluster's startCluster (three
+// Postgres servers, home + two data nodes, the catalog database on home, the nodes registered,
+// keyspaces and tables declared) with the real coordinator in-process, and a router on a free
+// port. Never a mock.
 import {
   startCoordinator,
   type CoordinatorConfig,
   type RunningCoordinator,
 } from '@tessera/coordinator';
-import { AdminService, KeyType, NodeRole, createClient, type Client } from '@tessera/proto';
+import { KeyType, type AdminService, type Client, type ShapeTable } from '@tessera/proto';
 import { createLogger } from '@tessera/telemetry';
-import { startPostgresCluster, type PgServer } from '@tessera/testkit';
+import { startCluster, type CoordinatorLauncher } from '@tessera/testcluster';
+import type { PgServer } from '@tessera/testkit';
 import { startRouter, type RunningRouter } from '../router.js';
 import type { RouterConfig } from '../config.js';
 
@@ -70,69 +72,60 @@ export const DEFAULT_TABLES: readonly TableDecl[] = [
 const quiet = (service: string) =>
   createLogger(service, { level: process.env['TESSERA_TEST_LOG_LEVEL'] ?? 'silent' });
 
+/** The fixture's coordinator, in this process, with `overrides` over its settings. */
+const inProcess =
+  (overrides: Partial<CoordinatorConfig> = {}): CoordinatorLauncher<RunningCoordinator> =>
+  ({ catalogUrl, listen }) =>
+    startCoordinator(
+      {
+        catalogUrl,
+        listen,
+        metricsPort: 0,
+        standbyPollMs: 100,
+        recoveryGraceMs: 10_000,
+        recoveryIntervalMs: 500,
+        ...overrides,
+      },
+      { log: quiet('coordinator') },
+    );
+
+function shapeTable(t: TableDecl): ShapeTable {
+  if (t.kind === 'reference') return { kind: 'reference', name: t.name, schema: t.schema };
+  if (!t.keyspace || !t.keyColumn)
+    throw new Error(`sharded table ${t.name} needs a keyspace and key column`);
+  return { ...t, kind: 'sharded', keyspace: t.keyspace, keyColumn: t.keyColumn };
+}
+
 export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
-  const servers = await startPostgresCluster(3, { name: 'router-test' });
-  const [home, data1, data2] = servers as [PgServer, PgServer, PgServer];
-  await home.query('create database tessera_catalog');
-  const coordinatorConfig = (listen: string) => ({
-    catalogUrl: home.url('tessera_catalog'),
-    listen,
-    metricsPort: 0,
-    standbyPollMs: 100,
-    recoveryGraceMs: 10_000,
-    recoveryIntervalMs: 500,
-    ...opts.coordinator,
+  const base = await startCluster({
+    name: 'router-test',
+    launch: inProcess(opts.coordinator),
+    keyspaces: (opts.keyspaces ?? DEFAULT_KEYSPACES).map((k) => ({ ...k, ranges: k.ranges ?? 4 })),
+    tables: (opts.tables ?? DEFAULT_TABLES).map(shapeTable),
   });
-  let coordinator = await startCoordinator(coordinatorConfig('127.0.0.1:0'), {
-    log: quiet('coordinator'),
-  });
-  await coordinator.whenActive;
-  const admin = createClient(AdminService, coordinator.address);
-  await admin.addNode({ name: 'home', host: '127.0.0.1', port: home.port, role: NodeRole.HOME });
-  await admin.addNode({ name: 'data1', host: '127.0.0.1', port: data1.port, role: NodeRole.DATA });
-  await admin.addNode({ name: 'data2', host: '127.0.0.1', port: data2.port, role: NodeRole.DATA });
-  for (const ks of opts.keyspaces ?? DEFAULT_KEYSPACES) {
-    await admin.createKeyspace({
-      name: ks.name,
-      keyType: ks.keyType,
-      ranges: ks.ranges ?? 4,
-      seed: ks.seed ?? 0n,
-    });
-  }
-  for (const t of opts.tables ?? DEFAULT_TABLES) {
-    if (t.kind === 'sharded') {
-      await admin.distributeTable({
-        schema: t.schema ?? 'public',
-        name: t.name,
-        keyColumn: t.keyColumn!,
-        keyspace: t.keyspace!,
-      });
-    } else {
-      await admin.referenceTable({ schema: t.schema ?? 'public', name: t.name });
-    }
-  }
   const routerConfig = (extra: Partial<RouterConfig> = {}): Partial<RouterConfig> => ({
     listen: '127.0.0.1:0',
     metricsPort: 0,
-    coordinator: coordinator.address,
+    coordinator: base.coordinator.address,
     ...opts.router,
     ...extra,
   });
-  let router = await startRouter(routerConfig(), { logger: quiet('router') });
-  await router.ready();
-  const byName = new Map([
-    ['home', home],
-    ['data1', data1],
-    ['data2', data2],
-  ]);
-  const cluster: TestCluster = {
-    home,
-    data: [data1, data2],
-    byName,
+  let router: RunningRouter;
+  try {
+    router = await startRouter(routerConfig(), { logger: quiet('router') });
+    await router.ready();
+  } catch (e) {
+    await base.dispose();
+    throw e;
+  }
+  return {
+    home: base.home,
+    data: base.data,
+    byName: base.byName,
     get coordinator() {
-      return coordinator;
+      return base.coordinator;
     },
-    admin,
+    admin: base.admin,
     get router() {
       return router;
     },
@@ -143,33 +136,12 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       await router.ready();
       return router;
     },
-    async restartCoordinator({ downMs = 0 } = {}) {
-      const address = coordinator.address;
-      await coordinator.stop();
-      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
-      // The port was just released; another process could take it, so retry a moment.
-      for (let attempt = 0; ; attempt++) {
-        try {
-          coordinator = await startCoordinator(coordinatorConfig(address), {
-            log: quiet('coordinator'),
-          });
-          break;
-        } catch (e) {
-          if (attempt >= 20) throw e;
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      }
-      await coordinator.whenActive;
-      return coordinator;
-    },
+    restartCoordinator: (o) => base.restartCoordinator(o),
     async dispose() {
       await router.stop().catch(() => undefined);
-      admin.close();
-      await coordinator.stop().catch(() => undefined);
-      await Promise.all(servers.map((s) => s.dispose()));
+      await base.dispose();
     },
   };
-  return cluster;
 }
 
 /** Another router on `c`'s coordinator, default settings but `config`, serving once it has a catalog. */

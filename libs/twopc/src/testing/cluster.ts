@@ -1,22 +1,14 @@
 // Test helper (not exported): three real Postgres nodes with an `app` database, a catalog that
-// lists them, and a coordinator process over it; plus the participants and checks the 2PC tests
-// share. The table `rows (txid, node)` gets one row per node per transaction.
+// lists them and a coordinator process over it (testcluster's attachCluster), plus the
+// participants and checks the 2PC tests share. The table `rows (txid, node)` gets one row per
+// node per transaction.
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import {
-  AdminService,
-  CatalogService,
-  Code,
-  Decision,
-  NodeRole,
-  RpcError,
-  TxnService,
-  createClient,
-  type Client,
-} from '@tessera/proto';
+import { Code, Decision, RpcError, TxnService, createClient, type Client } from '@tessera/proto';
+import { attachCluster } from '@tessera/testcluster';
 import { startPostgresCluster, type PgServer } from '@tessera/testkit';
 import { sqlParticipant, type Participant } from '../participant.js';
-import { spawnCoordinator, type CoordinatorProcess } from './coordinator-process.js';
+import { coordinatorLauncher, type CoordinatorProcess } from './coordinator-process.js';
 
 export const NODES = ['n1', 'n2', 'n3'] as const;
 export const GRACE_MS = 1000;
@@ -68,33 +60,23 @@ export interface Catalog {
 let catalogs = 0;
 
 export async function startCatalog(nodes: Nodes, label: string): Promise<Catalog> {
-  const home = nodes.servers[0] as PgServer;
-  const db = `catalog_${label}_${process.pid}_${catalogs++}`;
-  await home.query(`create database ${db}`);
-  const url = home.url(db);
-  const coordinator = await spawnCoordinator(url, { graceMs: GRACE_MS, intervalMs: INTERVAL_MS });
-  await coordinator.whenActive;
-  const admin = createClient(AdminService, coordinator.address, { deadlineMs: 10_000 });
-  const catalog = createClient(CatalogService, coordinator.address, { deadlineMs: 10_000 });
-  for (const [i, s] of nodes.servers.entries())
-    await admin.addNode({
-      name: NODES[i],
-      host: '127.0.0.1',
-      port: s.port,
-      role: i === 0 ? NodeRole.HOME : NodeRole.DATA,
-    });
-  const { clusterUid } = await catalog.getCatalog({});
-  admin.close();
-  catalog.close();
-  const txn = createClient(TxnService, coordinator.address, { deadlineMs: 10_000 });
+  const [home, ...data] = nodes.servers as [PgServer, ...PgServer[]];
+  const tessera = await attachCluster(home, data, {
+    launch: coordinatorLauncher({ graceMs: GRACE_MS, intervalMs: INTERVAL_MS }),
+    catalogDatabase: `catalog_${label}_${process.pid}_${catalogs++}`,
+    nodeNames: NODES,
+    clientDeadlineMs: 10_000,
+  });
+  const { clusterUid } = await tessera.catalog.getCatalog({});
+  const txn = createClient(TxnService, tessera.coordinator.address, { deadlineMs: 10_000 });
   return {
-    url,
+    url: tessera.catalogUrl,
     clusterUid,
-    coordinator,
+    coordinator: tessera.coordinator,
     txn,
     close: async () => {
       txn.close();
-      await coordinator.stop();
+      await tessera.dispose();
     },
   };
 }
