@@ -2,7 +2,7 @@
 // tables), and the one function that declares it through the coordinator's AdminService.
 // It lives here, not in @tessera/testkit, because production declares with it too: `tessera up`
 // bootstraps its sample cluster through it, and the CLI ships without testkit (a test-only
-// dependency); testkit's startCluster, the router, mover and 2PC tests and the benches use it alike.
+// dependency); testcluster's startCluster, the router, mover and 2PC tests and the benches use it alike.
 import type { AdminService } from './gen/tessera/v1/admin_pb.js';
 import type { Catalog, CatalogService, KeyType, NodeRole } from './gen/tessera/v1/catalog_pb.js';
 import type { Client } from './client.js';
