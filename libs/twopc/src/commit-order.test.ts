@@ -107,3 +107,21 @@ test('bad input is refused before any side effect', async () => {
   );
   assert.deepEqual(calls, []);
 });
+
+test('a gid gone at COMMIT PREPARED after a logged commit is committed (recovery got there first); other errors stay pending', async () => {
+  const calls: string[] = [];
+  const gone = recorder(calls, 'a');
+  gone.commitPrepared = async () => {
+    throw Object.assign(new Error('prepared transaction does not exist'), { code: '42704' });
+  };
+  const down = recorder(calls, 'b');
+  down.commitPrepared = async () => {
+    throw Object.assign(new Error('connection lost'), { code: '08006' });
+  };
+  const out = await commitAcrossNodes('t9', [gone, down], logOf(calls, 'commit'), OPTS);
+  assert.deepEqual(out.committed, ['a']);
+  assert.deepEqual(
+    out.pending.map((p) => p.node),
+    ['b'],
+  );
+});

@@ -4,6 +4,7 @@
 // loop can finish: prepared transactions whose fate the decision log (or its absence) settles.
 import { performance } from 'node:perf_hooks';
 import { CommitAbortedError, InDoubtError } from './errors.js';
+import { goneAfterCommit } from './finish.js';
 import { gidFor } from './gid.js';
 import type { DecisionLog, DecisionText, FaultPoint, Participant } from './participant.js';
 
@@ -143,7 +144,10 @@ export async function commitAcrossNodes(
 
   const commits = await Promise.allSettled(
     participants.map(async (p, i) => {
-      await p.commitPrepared(gid(i));
+      // Gone: the coordinator's recovery finished it first, by the same decision.
+      await p.commitPrepared(gid(i)).catch((e: unknown) => {
+        if (!goneAfterCommit(e)) throw e;
+      });
       await fire(`after-commit:${p.node}`);
     }),
   );

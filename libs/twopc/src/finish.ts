@@ -35,6 +35,14 @@ function sqlstateOf(e: unknown): string | undefined {
 }
 
 /**
+ * Whether COMMIT PREPARED failed because the gid is gone: after a logged commit that means it is
+ * committed (recovery follows the decision, and may get to a node first).
+ */
+export function goneAfterCommit(e: unknown): boolean {
+  return sqlstateOf(e) === UNDEFINED_OBJECT;
+}
+
+/**
  * Resolves once every pending part is committed on its node (a gid that no longer exists is
  * committed: the decision was commit, and recovery only ever follows the decision). Rejects with
  * CommitUnfinishedError when `timeoutMs` passes first.
@@ -57,7 +65,7 @@ export async function finishCommit(
           await recommit(p);
           return;
         } catch (e) {
-          if (sqlstateOf(e) === UNDEFINED_OBJECT) return;
+          if (goneAfterCommit(e)) return;
           last = e;
         }
         const left = deadline - Date.now();
