@@ -156,7 +156,7 @@ export class SessionSettings {
 
   /** The replay script; equal scripts mean equal settings. */
   key(): string {
-    this.script ??= this.keyOf(this.entries);
+    this.script ??= keyText(this.entries);
     return this.script;
   }
 
@@ -175,9 +175,8 @@ export class SessionSettings {
 
   /** The key of settings saved earlier (save()). */
   keyOf(saved: ReadonlyMap<string, string>): string {
-    const out: string[] = [];
-    for (const [name, sql] of saved) if (name !== PATH && name !== LOCAL_PATH) out.push(sql);
-    return out.join('; ');
+    // No SET since they were saved (a transaction's BEGIN, most often): the memoized key.
+    return saved === this.entries ? this.key() : keyText(saved);
   }
 
   /** The settings now, never changed afterwards (this object copies before it changes them). */
@@ -192,6 +191,13 @@ export class SessionSettings {
     this.shared = true;
     this.script = undefined;
   }
+}
+
+/** Settings' key: their SETs in order (the search_path entries are not SETs: see PATH). */
+function keyText(settings: ReadonlyMap<string, string>): string {
+  const out: string[] = [];
+  for (const [name, sql] of settings) if (name !== PATH && name !== LOCAL_PATH) out.push(sql);
+  return out.join('; ');
 }
 
 function replayScript(backendKey: string, key: string): string | undefined {
