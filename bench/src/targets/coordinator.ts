@@ -3,7 +3,7 @@
 // up once CatalogService answers; a start that fails throws with the coordinator's output.
 import { join } from 'node:path';
 import { freePort } from '@tessera/pgctl';
-import { CatalogService, createClient } from '@tessera/proto';
+import { coordinatorAnswers } from '@tessera/proto';
 import type { CoordinatorLauncher, LaunchedCoordinator } from '@tessera/testcluster';
 import { REPO_ROOT, nodeEntry } from '../harness/entry.js';
 import { startProcess, waitFor, type Started } from '../harness/processes.js';
@@ -12,18 +12,6 @@ export interface BenchCoordinator extends LaunchedCoordinator {
   readonly proc: Started;
   /** Which entry point ran (built or sources). */
   readonly describe: string;
-}
-
-async function answers(address: string): Promise<boolean> {
-  const client = createClient(CatalogService, address, { deadlineMs: 1_000 });
-  try {
-    await client.getCatalog({});
-    return true;
-  } catch {
-    return false;
-  } finally {
-    client.close();
-  }
 }
 
 /** Starts the coordinator on `listen` (a free port for `:0`: its log does not say which). */
@@ -36,7 +24,7 @@ export const benchCoordinator: CoordinatorLauncher<BenchCoordinator> = async (at
     env: { ...process.env, TESSERA_LOG_LEVEL: 'warn' },
   });
   const up = await waitFor(
-    async () => proc.child.exitCode !== null || (await answers(address)),
+    async () => proc.child.exitCode !== null || (await coordinatorAnswers(address, 1_000)),
     60_000,
     200,
   );

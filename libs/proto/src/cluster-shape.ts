@@ -4,8 +4,13 @@
 // bootstraps its sample cluster through it, and the CLI ships without testkit (a test-only
 // dependency); testcluster's startCluster, the router, mover and 2PC tests and the benches use it alike.
 import type { AdminService } from './gen/tessera/v1/admin_pb.js';
-import type { Catalog, CatalogService, KeyType, NodeRole } from './gen/tessera/v1/catalog_pb.js';
-import type { Client } from './client.js';
+import {
+  CatalogService,
+  type Catalog,
+  type KeyType,
+  type NodeRole,
+} from './gen/tessera/v1/catalog_pb.js';
+import { createClient, type Client } from './client.js';
 
 export interface ShapeNode {
   name: string;
@@ -123,4 +128,20 @@ export async function declareShape(clients: ShapeClients, shape: ClusterShape): 
 
 function assertNever(x: never): never {
   throw new Error(`unexpected ${JSON.stringify(x)}`);
+}
+
+/**
+ * Whether a coordinator answers GetCatalog at `address` within `timeoutMs` (a standby answers
+ * UNAVAILABLE: not ready).
+ */
+export async function coordinatorAnswers(address: string, timeoutMs = 2_000): Promise<boolean> {
+  const client = createClient(CatalogService, address, { deadlineMs: timeoutMs });
+  try {
+    await client.getCatalog({});
+    return true;
+  } catch {
+    return false;
+  } finally {
+    client.close();
+  }
 }

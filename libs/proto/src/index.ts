@@ -292,4 +292,5 @@ export {
   type ShapeNode,
   type ShapeStep,
   type ShapeTable,
+  coordinatorAnswers,
 } from './cluster-shape.js';

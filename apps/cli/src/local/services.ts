@@ -2,7 +2,7 @@
 // coordinators (active and standby), the router, the mover, and an agent per Postgres instance.
 // Passwords reach them through their environment (flags show in ps), never through a server's.
 import pg from 'pg';
-import { CatalogService, createClient } from '@tessera/proto';
+import { coordinatorAnswers } from '@tessera/proto';
 import { appEntry } from '../paths.js';
 import type { ClusterPasswords } from './passwords.js';
 import { superuserUrl } from './postgres-nodes.js';
@@ -178,19 +178,6 @@ export const SERVICES: readonly ServiceSpec[] = [
   },
   ...AGENT_SERVICES,
 ];
-
-/** True when GetCatalog succeeds (a standby coordinator answers UNAVAILABLE: not ready). */
-export async function coordinatorAnswers(address: string, timeoutMs = 2_000): Promise<boolean> {
-  const client = createClient(CatalogService, address, { deadlineMs: timeoutMs });
-  try {
-    await client.getCatalog({});
-    return true;
-  } catch {
-    return false;
-  } finally {
-    client.close();
-  }
-}
 
 /** True when `select 1` through the router succeeds (it has a catalog and reaches home). */
 export async function routerAnswers(
