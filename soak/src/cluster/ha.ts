@@ -67,6 +67,8 @@ export async function waitReplicated(
 }
 
 const RESTORE_TIMEOUT_MS = 180_000;
+/** How long a restored node must stay healthy before it counts as restored (see restoreNode). */
+const STABLE_MS = 15_000;
 
 /**
  * Brings every instance of node `n` back after a fault, whatever the fault led to, and resolves
@@ -74,7 +76,7 @@ const RESTORE_TIMEOUT_MS = 180_000;
  * started; a former primary (FENCED) is rejoined (RejoinNode: its agent runs pg_rewind, or takes
  * a fresh pg_basebackup when rewinding fails, and starts it as a standby of the new primary); a
  * replica that is down is started (its agent usually has done so already). Resolves with what
- * was done, by member.
+ * was done, by member, once the node has stayed so for STABLE_MS.
  */
 export async function restoreNode(
   cluster: Cluster,
@@ -83,6 +85,7 @@ export async function restoreNode(
   const deadline = Date.now() + RESTORE_TIMEOUT_MS;
   const started = new Map<PgInstance, number>();
   const rejoinAsked = new Map<PgInstance, number>();
+  let healthySince: number | undefined;
   for (;;) {
     const left = Math.max(1_000, deadline - Date.now());
     const node = await waitNode(cluster, n.name, (x) => !x.failingOver, left, 'completed failover');
@@ -103,7 +106,13 @@ export async function restoreNode(
       }
     }
     const down = n.instances.filter((i) => i.postmasterPid === undefined).map((i) => i.member);
-    if (down.length === 0 && canFailOver(node)) break;
+    // Healthy for a while, not just now: a primary back within its outage can still be failed
+    // over by the coordinator seconds later (it decides on reports from the outage), and its
+    // fenced former primary must then be rejoined here, or the node has no replica left.
+    if (down.length === 0 && canFailOver(node)) {
+      healthySince ??= now;
+      if (now - healthySince >= STABLE_MS) break;
+    } else healthySince = undefined;
     if (Date.now() > deadline)
       throw new Error(
         `${n.name} is not back within ${RESTORE_TIMEOUT_MS / 1000} s (${describe(node)}; down: ${down.join(', ') || 'none'})`,
