@@ -4,7 +4,6 @@
 // the Sync), added at once, without decoding them again. This is every prepared statement a
 // driver runs, so it is worth the few lines.
 import { EXPECT_DESCRIBE_PORTAL, EXPECT_EXECUTE, EXPECT_SYNC } from '../execute/exchange.js';
-import { takePrelude } from '../execute/backends.js';
 import type { Round } from '../execute/round.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
@@ -26,7 +25,7 @@ export function queueSingleRunTail(s: Session, batch: readonly InMsg[], round: R
     messages.push(batch[1]!.raw);
     expect.push(EXPECT_DESCRIBE_PORTAL);
   }
-  takePrelude(s, round.node!, messages, expect);
+  // No takePrelude as forwardExecute's: the Bind took the transaction's prelude when it joined.
   messages.push(batch[n - 2]!.raw, batch[n - 1]!.raw);
   expect.push(EXPECT_EXECUTE, EXPECT_SYNC);
   return true;
