@@ -1,6 +1,6 @@
 // Serving a protobuf-es service descriptor on a grpc-js server: one handler per method, each
 // decoding, authorizing, calling the implementation, and turning whatever it throws into a status.
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import type {
   DescMessage,
   DescMethod,
@@ -222,6 +222,7 @@ function makeHandler(
         const { ctx, end } = begin(call);
         await answerOnce(callback, ctx, end, async () => {
           await authorize(ctx);
+          openResponse(call);
           return fn(readAll(call, method.input, ctx.signal), ctx);
         });
       }) satisfies grpc.handleClientStreamingCall<Buffer, Buffer>;
@@ -230,6 +231,7 @@ function makeHandler(
         const { ctx, end } = begin(call);
         try {
           await authorize(ctx);
+          openResponse(call);
           const out = fn(readAll(call, method.input, ctx.signal), ctx) as AsyncIterable<
             MessageInitShape<DescMessage>
           >;
@@ -240,6 +242,17 @@ function makeHandler(
         }
       }) satisfies grpc.handleBidiStreamingCall<Buffer, Buffer>;
   }
+}
+
+/**
+ * Sends the response headers of a call whose client streams requests as soon as it is accepted.
+ * A grpc-js client keeps a copy of every message it sends (to replay them on a retry) until the
+ * call is committed, which is when the first headers or message arrive (or the copy passes 1 MB
+ * of messages): on a long stream the server rarely answers (an agent's reports), that copy grew
+ * by every report for an hour or more.
+ */
+function openResponse(call: { sendMetadata(m: grpc.Metadata): void }): void {
+  call.sendMetadata(new grpc.Metadata());
 }
 
 function finishStream(call: { end(): void }, ctx: CallContext, end: (code: Code) => void): void {

@@ -171,3 +171,37 @@ test('bidi: a malformed message mid-stream ends the call with INVALID_ARGUMENT',
   assert.equal(got.length, 1);
   raw.close();
 });
+
+test(
+  'a call whose client streams requests gets its response headers at once, before any answer',
+  { timeout: 10_000 },
+  async () => {
+    // Until headers arrive, a grpc-js client keeps a copy of every message it sent, for a retry:
+    // an agent's report stream, which the coordinator rarely answers, grew by every report.
+    const address = await serveSum({
+      add: async (reqs) => {
+        for await (const r of reqs) void r;
+        return { value: 0n };
+      },
+      async *running(reqs) {
+        for await (const r of reqs) void r;
+      },
+    });
+    const raw = new grpc.Client(address, grpc.credentials.createInsecure());
+    const pass = (b: Buffer): Buffer => b;
+    try {
+      const bidi = raw.makeBidiStreamRequest('/test.v1.Sum/Running', pass, pass);
+      bidi.on('error', () => {});
+      bidi.write(Buffer.from(toBinary(Num, create(Num, { value: 1n }))));
+      await new Promise<void>((resolve) => bidi.once('metadata', () => resolve()));
+      bidi.cancel();
+      const upload = raw.makeClientStreamRequest('/test.v1.Sum/Add', pass, pass, () => {});
+      upload.on('error', () => {});
+      upload.write(Buffer.from(toBinary(Num, create(Num, { value: 1n }))));
+      await new Promise<void>((resolve) => upload.once('metadata', () => resolve()));
+      upload.cancel();
+    } finally {
+      raw.close();
+    }
+  },
+);
