@@ -67,6 +67,8 @@ export async function startMover(
       .finally(() => {
         running.delete(rt.id);
         metrics.jobsRunning.dec();
+        // A job's lag is exported while it runs here, not for the rest of the mover's life.
+        metrics.lagBytes.remove({ job: rt.id.toString() });
         wake?.();
       });
     running.set(rt.id, { rt, done });

@@ -3,6 +3,7 @@
 // on the target; a failing and a cancelled move leaving the cluster as it was.
 import { test, before, after } from 'node:test';
 import * as assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hashKeyText } from '@tessera/pg-hash';
 import { JobState } from '@tessera/proto';
 import type pg from 'pg';
@@ -142,6 +143,16 @@ test('a move copies the range, flips its owner, deletes the old copy and leaves 
   assert.equal(result.verify.mismatches.length, 0);
   assert.ok(result.verify.rows >= moving, JSON.stringify(result.verify));
   assert.ok(result.cutover.pauseMs > 0);
+
+  // Metrics: the copy is counted; the job's lag is exported only while the job runs.
+  const metrics = async () => (await fetch(`http://127.0.0.1:${mover.metricsPort}/metrics`)).text();
+  assert.match(
+    await metrics(),
+    /tessera_mover_rows_copied_total\{keyspace="accounts"[^}]*\} [1-9]/,
+  );
+  const lagLine = `tessera_mover_lag_bytes{job="${job.id}"`;
+  for (let i = 0; i < 50 && (await metrics()).includes(lagLine); i++) await sleep(100);
+  assert.ok(!(await metrics()).includes(lagLine), `${lagLine} is still exported`);
 });
 
 test('verification finds a row changed by hand on the target, keeps both copies and ends verify_failed', async () => {
