@@ -29,6 +29,16 @@ describe('parseConfig', () => {
     assert.throws(() => parseConfig(['--held-acquire-timeout-ms', '0'], {}), /between 1/);
   });
 
+  test("the commit's decision window, by flag or environment", () => {
+    const d = parseConfig([], {});
+    assert.ok(!d.help && d.config.decideTimeoutMs === 5_000);
+    const byEnv = parseConfig([], { TESSERA_DECIDE_TIMEOUT_MS: '20000' });
+    assert.ok(!byEnv.help && byEnv.config.decideTimeoutMs === 20_000);
+    const byFlag = parseConfig(['--decide-timeout-ms', '1500'], {});
+    assert.ok(!byFlag.help && byFlag.config.decideTimeoutMs === 1_500);
+    assert.throws(() => parseConfig(['--decide-timeout-ms', '50'], {}), /between 100/);
+  });
+
   test('flags win over the environment', () => {
     const p = parseConfig(['--pool-size', '7', '--pool-mode=session'], {
       TESSERA_POOL_SIZE: '3',

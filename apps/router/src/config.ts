@@ -70,6 +70,11 @@ export interface RouterConfig {
    * before it answers 08007 instead of COMMIT (the commit is decided; recovery finishes it).
    */
   commitFinishTimeoutMs: number;
+  /**
+   * How long a cross-node COMMIT keeps trying to log its decision on the coordinator (one
+   * restarting, a standby taking over) before it answers 08007 (in doubt; recovery decides).
+   */
+  decideTimeoutMs: number;
 }
 
 export const USAGE = `Usage: tessera-router [flags]
@@ -116,6 +121,10 @@ Flags (each also read from the environment variable shown):
                     TESSERA_COMMIT_FINISH_TIMEOUT_MS  how long a COMMIT across nodes retries a
                                                     node's COMMIT PREPARED before it answers
                                                     08007 instead of COMMIT (default 30000)
+  --decide-timeout-ms MS    TESSERA_DECIDE_TIMEOUT_MS  how long a COMMIT across nodes keeps trying
+                                                    to log its decision on the coordinator (a
+                                                    standby taking over) before it answers 08007
+                                                    (default 5000)
                             TESSERA_AUTH_PASSWORD   password of --auth-user, if home asks one
                             TESSERA_NODE_PASSWORD   password for nodes that ask one
                             TESSERA_ADMIN_TOKEN     bearer token for the coordinator
@@ -142,7 +151,8 @@ type ValueKey =
   | 'pipelineDepth'
   | 'holdTimeoutMs'
   | 'drainTimeoutMs'
-  | 'commitFinishTimeoutMs';
+  | 'commitFinishTimeoutMs'
+  | 'decideTimeoutMs';
 
 const FLAGS: FlagTable<ValueKey> = {
   '--listen': { env: 'TESSERA_LISTEN', key: 'listen' },
@@ -171,6 +181,7 @@ const FLAGS: FlagTable<ValueKey> = {
     env: 'TESSERA_COMMIT_FINISH_TIMEOUT_MS',
     key: 'commitFinishTimeoutMs',
   },
+  '--decide-timeout-ms': { env: 'TESSERA_DECIDE_TIMEOUT_MS', key: 'decideTimeoutMs' },
 };
 
 export type ParsedArgs = { help: true } | { help: false; config: RouterConfig };
@@ -256,6 +267,7 @@ function validate(raw: RawSettings<ValueKey>, env: NodeJS.ProcessEnv): RouterCon
       1,
       3_600_000,
     ),
+    decideTimeoutMs: intSetting(raw, 'decideTimeoutMs', '--decide-timeout-ms', 5_000, 100, 600_000),
   };
 }
 

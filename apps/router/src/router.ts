@@ -30,9 +30,8 @@ import { coordinatorBlocks } from './sequences/coordinator-blocks.js';
 import { DdlWatch } from './session/ddl-watch.js';
 import { namesChanged } from './session/names.js';
 
-/** Deadline of one Decide call, and how long failed calls are retried before a commit is in doubt. */
+/** Deadline of one Decide call (failed calls are retried for --decide-timeout-ms). */
 const DECIDE_DEADLINE_MS = 5_000;
-const DECIDE_RETRY_MS = 5_000;
 
 export interface RunningRouter {
   readonly port: number;
@@ -138,8 +137,8 @@ export async function startRouter(
     cfg.token !== undefined ? { token: cfg.token } : {},
   );
   const decisions = grpcDecisionLog(txnClient, {
-    callDeadlineMs: DECIDE_DEADLINE_MS,
-    retryForMs: DECIDE_RETRY_MS,
+    callDeadlineMs: Math.min(DECIDE_DEADLINE_MS, cfg.decideTimeoutMs),
+    retryForMs: cfg.decideTimeoutMs,
   });
   const ddlWatch = new DdlWatch({
     user: cfg.authUser,
