@@ -25,7 +25,7 @@ export function queueSingleRunTail(s: Session, batch: readonly InMsg[], round: R
     messages.push(batch[1]!.raw);
     expect.push(EXPECT_DESCRIBE_PORTAL);
   }
-  // No takePrelude as forwardExecute's: the Bind took the transaction's prelude when it joined.
+  // Unlike forwardExecute, no takePrelude: the Bind took the transaction's prelude when it joined.
   messages.push(batch[n - 2]!.raw, batch[n - 1]!.raw);
   expect.push(EXPECT_EXECUTE, EXPECT_SYNC);
   return true;
