@@ -22,7 +22,9 @@ let c: HaCluster;
 let router: RunningRouter;
 
 before(async () => {
-  c = await startHaCluster({ processAgents: true });
+  // The frozen replica agent's last report must stay fresh while the primary's agent notices the
+  // kill; with the default 3 s it can go stale first and the coordinator restarts the primary.
+  c = await startHaCluster({ processAgents: true, reportFreshMs: 20_000 });
   router = await startRouter(
     {
       listen: '127.0.0.1:0',

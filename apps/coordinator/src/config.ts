@@ -42,12 +42,15 @@ export interface CoordinatorConfig {
   leaseMarginMs?: number | undefined;
   /** What commits do while a node has no synchronous replica: wait, or go on alone (degraded). */
   durability?: DurabilityText | undefined;
+  /** An agent's report older than this is stale: its agent may be gone (default 3000). */
+  reportFreshMs?: number | undefined;
 }
 
 export type DurabilityText = 'required' | 'preferred';
 
 export const DEFAULT_LEASE_MS = 5_000;
 export const DEFAULT_LEASE_MARGIN_MS = 1_000;
+export const DEFAULT_REPORT_FRESH_MS = 3_000;
 
 export const DEFAULT_RECOVERY_INTERVAL_MS = 2_000;
 export const DEFAULT_DECISION_RETENTION_MS = 3_600_000;
@@ -86,6 +89,8 @@ Flags (each also read from the environment variable shown):
   --durability MODE         TESSERA_DURABILITY        without a synchronous replica, commits wait
                                                       (required) or go on alone and the node is
                                                       degraded, not failed over (preferred, default)
+  --report-fresh-ms MS      TESSERA_REPORT_FRESH_MS   an agent's report older than this counts as
+                                                      stale: its agent may be gone (default 3000)
   --log-level LEVEL         TESSERA_LOG_LEVEL         trace, debug, info, warn, error (default info)
   --help                                              print this text
 `;
@@ -107,6 +112,7 @@ const FLAGS: FlagTable<SettingKey> = {
   '--lease-ms': { env: 'TESSERA_LEASE_MS', key: 'leaseMs' },
   '--lease-margin-ms': { env: 'TESSERA_LEASE_MARGIN_MS', key: 'leaseMarginMs' },
   '--durability': { env: 'TESSERA_DURABILITY', key: 'durability' },
+  '--report-fresh-ms': { env: 'TESSERA_REPORT_FRESH_MS', key: 'reportFreshMs' },
 };
 
 export type ParsedArgs = { help: true } | { help: false; config: CoordinatorConfig };
@@ -186,6 +192,14 @@ function validateConfig(
       600_000,
     ),
     durability: durabilityOf(raw.get('durability')),
+    reportFreshMs: intSetting(
+      raw,
+      'reportFreshMs',
+      '--report-fresh-ms',
+      DEFAULT_REPORT_FRESH_MS,
+      500,
+      600_000,
+    ),
   };
 }
 

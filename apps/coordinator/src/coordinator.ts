@@ -146,6 +146,7 @@ export async function startCoordinator(
       config.leaseMarginMs ?? DEFAULT_LEASE_MARGIN_MS,
     ),
     durability: config.durability ?? 'preferred',
+    freshMs: config.reportFreshMs,
     log,
     metrics: failoverMetrics(registry),
     onHomeMoved: (hosts) => lock.setPreferred(hosts),

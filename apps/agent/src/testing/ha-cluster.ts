@@ -86,6 +86,8 @@ export interface HaOptions {
   homeReplica?: boolean;
   /** standbyPollMs of the i-th coordinator started (default 200 each). */
   coordinatorPollMs?: readonly number[];
+  /** The coordinators' --report-fresh-ms (their default when absent). */
+  reportFreshMs?: number;
 }
 
 /** A coordinator: in this process, or a real `tessera-coordinator` process. */
@@ -141,6 +143,7 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
     leaseMs: opts.leaseMs ?? 3_000,
     leaseMarginMs: opts.leaseMarginMs ?? 500,
     durability: opts.durability ?? 'preferred',
+    reportFreshMs: opts.reportFreshMs,
   });
   const startOne = async (): Promise<CoordinatorHandle> => {
     let h: CoordinatorHandle;
@@ -167,6 +170,7 @@ export async function startHaCluster(opts: HaOptions = {}): Promise<HaCluster> {
           String(c.leaseMarginMs),
           '--durability',
           c.durability ?? 'preferred',
+          ...(c.reportFreshMs === undefined ? [] : ['--report-fresh-ms', String(c.reportFreshMs)]),
         ],
         { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] } },
       );

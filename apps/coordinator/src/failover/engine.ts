@@ -16,7 +16,7 @@ import {
 import { AgentDirectiveSchema, Durability, NodeRole } from '@tessera/proto';
 import type { Logger } from '@tessera/telemetry';
 import type { AgentReports, DirectiveSink } from '../agent-reports.js';
-import type { DurabilityText } from '../config.js';
+import { DEFAULT_REPORT_FRESH_MS, type DurabilityText } from '../config.js';
 import type { ServiceDeps } from '../grpc/deps.js';
 import { decideFailover, eligibleReplicas } from './decide.js';
 import { addressOf, type NodeView, type Seen } from './facts.js';
@@ -61,7 +61,7 @@ export class FailoverEngine {
   private readonly catchUpBytes: bigint;
 
   constructor(private readonly opts: EngineOptions) {
-    this.freshMs = opts.freshMs ?? 3_000;
+    this.freshMs = opts.freshMs ?? DEFAULT_REPORT_FRESH_MS;
     this.syncGraceMs = opts.syncGraceMs ?? 2_000;
     this.catchUpBytes = opts.catchUpBytes ?? 16n * 1024n * 1024n;
     this.ops = new NodeOps({
