@@ -33,6 +33,7 @@ test('defaults, environment, and flags that win over the environment', () => {
     leaseMs: 5_000,
     leaseMarginMs: 1_000,
     durability: 'preferred',
+    reportFreshMs: 3_000,
   });
   const defaults = parseConfig(['--catalog-url', URL_], {});
   assert.ok(
@@ -40,6 +41,8 @@ test('defaults, environment, and flags that win over the environment', () => {
       defaults.config.listen === '127.0.0.1:7400' &&
       defaults.config.metricsPort === 7401,
   );
+  const fresh = parseConfig(['--catalog-url', URL_, '--report-fresh-ms', '7000'], {});
+  assert.ok(!fresh.help && fresh.config.reportFreshMs === 7_000);
   assert.deepEqual(parseConfig(['--help'], {}), { help: true });
 });
 
