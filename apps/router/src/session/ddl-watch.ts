@@ -3,12 +3,13 @@
 // (session/names.ts announceDdl); per database that clients use, every router keeps one
 // connection to home as its service role (--auth-user) that LISTENs on it. Each notification
 // makes every session's name facts stale: they are read again before the session's next
-// statement. A login waits for its database's watch (the first login of a database, a few ms)
+// statement. The router that announces waits until its own watch hears its notification back
+// (echo): home signals every listener at once, so the other routers' watches have it by then. A login waits for its database's watch (the first login of a database, a few ms)
 // before it reads its facts, so only a reconnect, or a login that went on without a watch,
 // makes them all stale as well. Nothing is created in the database.
 import type { Snapshot } from '@tessera/keyspace';
 import type { Logger } from '@tessera/telemetry';
-import { BackendCode } from '@tessera/pg-wire';
+import { BackendCode, decodeNotificationResponse } from '@tessera/pg-wire';
 import { Backend, type BackendSink } from '../pool/backend.js';
 import { queryText } from '../pool/query-text.js';
 
@@ -38,6 +39,8 @@ interface Watched {
   missed: boolean;
   /** Logins waiting for the connect under way (settled either way). */
   waiting: (() => void)[];
+  /** Announcements waiting to hear their own notification back, by payload. */
+  echoes: Map<string, () => void>;
   retry: NodeJS.Timeout | undefined;
 }
 
@@ -63,6 +66,7 @@ export class DdlWatch {
         failures: 0,
         missed: false,
         waiting: [],
+        echoes: new Map(),
         retry: undefined,
       };
       this.watched.set(database, w);
@@ -87,6 +91,24 @@ export class DdlWatch {
       if (live(w) && w.address === home) continue;
       this.connect(database, w);
     }
+  }
+
+  /**
+   * Resolves once this router's watch of `database` hears the notification whose payload is
+   * `token` (sent after this call), or after `timeoutMs`; at once when nothing listens there.
+   */
+  echo(database: string, token: string, timeoutMs: number): Promise<void> {
+    const w = this.watched.get(database);
+    if (w === undefined || !live(w)) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      function done(): void {
+        clearTimeout(timer);
+        w!.echoes.delete(token);
+        resolve();
+      }
+      w.echoes.set(token, done);
+    });
   }
 
   /** How many databases are being listened to now (for metrics). */
@@ -193,12 +215,14 @@ export class DdlWatch {
           if (f.code !== BackendCode.NotificationResponse) continue;
           this.opts.counted?.(database);
           this.opts.changed();
+          if (w.echoes.size > 0) w.echoes.get(decodeNotificationResponse(f.body).payload)?.();
         }
       },
       onClosed: (b) => {
         // The former home's watch, closed after follow() opened the next one: nothing to do.
         if (w.backend !== b) return;
         w.backend = undefined;
+        for (const done of [...w.echoes.values()]) done();
         w.missed = true;
         this.opts.log.info({ database, home: w.address }, 'the DDL watch on home closed');
         this.later(database, w);

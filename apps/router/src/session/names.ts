@@ -147,6 +147,8 @@ export function ddlFinished(s: Session, synced = true): Promise<void> | undefine
   return announceDdl(s).finally(() => s.out.uncork());
 }
 
+let announcements = 0;
+
 /**
  * NOTIFY on home, in the session's database, for the other routers' DDL watches (ddl-watch.ts).
  * Not inside the client's transaction: a transaction across nodes is prepared, and Postgres
@@ -158,10 +160,16 @@ function announceDdl(s: Session): Promise<void> {
   // The client's answer waits for this: a busy home pool delays it at most a few seconds.
   const timeoutMs = Math.min(s.services.config.acquireTimeoutMs, 5000);
   const pool = s.services.pools.pool(catalog, catalog.home, s.database, s.user);
+  // Answered once this router's own watch heard it back (ddl-watch.ts): the others' have then.
+  const token = `${process.pid}:${s.pid}:${++announcements}`;
+  const echoed = s.services.ddlWatch?.echo(s.database, token, timeoutMs);
   return pool.acquire(timeoutMs, s.passThrough).then(
     (b) =>
-      queryText(b, `notify ${NAMES_CHANNEL}`, [], timeoutMs).then(
-        () => pool.release(b),
+      queryText(b, `notify ${NAMES_CHANNEL}, '${token}'`, [], timeoutMs).then(
+        () => {
+          pool.release(b);
+          return echoed;
+        },
         (e: unknown) => {
           b.destroy('DDL notification failed');
           pool.release(b);
