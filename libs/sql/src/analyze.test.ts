@@ -332,9 +332,37 @@ const cases: Array<[string, Record<string, unknown>]> = [
       query: { kind: 'select', sql: 'select * from t where id = 1' },
     },
   ],
-  ['fetch 10 from c', { kind: 'utility', command: 'fetch' }],
-  ['move next in c', { kind: 'utility', command: 'move' }],
-  ['close c', { kind: 'utility', command: 'close' }],
+  [
+    'declare c scroll binary cursor with hold for select 1',
+    { kind: 'utility', cursor: { name: 'c', hold: true, scroll: true, binary: true } },
+  ],
+  [
+    'fetch 10 from c',
+    {
+      kind: 'utility',
+      command: 'fetch',
+      cursor: { name: 'c', fetch: { direction: 'forward', count: 10 } },
+    },
+  ],
+  [
+    'fetch all in c',
+    { kind: 'utility', cursor: { fetch: { direction: 'forward', count: 'all' } } },
+  ],
+  ['fetch prior c', { kind: 'utility', cursor: { fetch: { direction: 'backward', count: 1 } } }],
+  ['fetch last c', { kind: 'utility', cursor: { fetch: { direction: 'absolute', count: -1 } } }],
+  [
+    'fetch relative 0 c',
+    { kind: 'utility', cursor: { fetch: { direction: 'relative', count: 0 } } },
+  ],
+  [
+    'move next in c',
+    {
+      kind: 'utility',
+      command: 'move',
+      cursor: { name: 'c', fetch: { direction: 'forward', count: 1 } },
+    },
+  ],
+  ['close c', { kind: 'utility', command: 'close', cursor: { name: 'c', fetch: undefined } }],
   ['do $$ begin perform 1; end $$', { kind: 'utility', command: 'do' }],
   ['call p(1, $1)', { kind: 'utility', command: 'call', paramCount: 1 }],
   ['checkpoint', { kind: 'utility', command: 'check_point' }],

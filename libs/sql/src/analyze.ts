@@ -2,7 +2,7 @@
 // as plain, deeply frozen data. The dispatch on parse-node kind ends in `utility`, so a statement
 // kind this file does not know still lists the tables it names and is refused safely.
 import type { Node } from 'libpg-query';
-import type { Analysis, CursorInfo, UtilityAnalysis } from './types.js';
+import type { Analysis, CursorFetch, CursorInfo, UtilityAnalysis } from './types.js';
 import type { StatementContext } from './context.js';
 import { baseOf } from './context.js';
 import { collect } from './collect.js';
@@ -43,16 +43,43 @@ function utility(
   return { ...utilityBase(ctx, node, command, query), cursor: cursorOf(node) };
 }
 
-/** CURSOR_OPT_HOLD of parsenodes.h. */
+/** CURSOR_OPT_* of parsenodes.h. */
+const CURSOR_OPT_BINARY = 0x0001;
+const CURSOR_OPT_SCROLL = 0x0002;
 const CURSOR_OPT_HOLD = 0x0020;
+/** FETCH ALL: LONG_MAX in Postgres, INT_MAX in the 32-bit WebAssembly parser. */
+const FETCH_ALL = 2147483647;
+
+const FETCH_DIRECTIONS = {
+  FETCH_FORWARD: 'forward',
+  FETCH_BACKWARD: 'backward',
+  FETCH_ABSOLUTE: 'absolute',
+  FETCH_RELATIVE: 'relative',
+} as const;
 
 function cursorOf(node: Node): CursorInfo | undefined {
+  const plain = { hold: false, scroll: false, binary: false, fetch: undefined };
   if ('DeclareCursorStmt' in node) {
     const d = node.DeclareCursorStmt;
-    return { name: d.portalname, hold: ((d.options ?? 0) & CURSOR_OPT_HOLD) !== 0 };
+    const options = d.options ?? 0;
+    return {
+      ...plain,
+      name: d.portalname,
+      hold: (options & CURSOR_OPT_HOLD) !== 0,
+      scroll: (options & CURSOR_OPT_SCROLL) !== 0,
+      binary: (options & CURSOR_OPT_BINARY) !== 0,
+    };
   }
-  if ('FetchStmt' in node) return { name: node.FetchStmt.portalname, hold: false };
-  if ('ClosePortalStmt' in node) return { name: node.ClosePortalStmt.portalname, hold: false };
+  if ('FetchStmt' in node) {
+    const f = node.FetchStmt;
+    const many = Number(f.howMany ?? 0);
+    const fetch: CursorFetch = {
+      direction: FETCH_DIRECTIONS[f.direction ?? 'FETCH_FORWARD'],
+      count: many >= FETCH_ALL ? 'all' : many,
+    };
+    return { ...plain, name: f.portalname, fetch };
+  }
+  if ('ClosePortalStmt' in node) return { ...plain, name: node.ClosePortalStmt.portalname };
   return undefined;
 }
 

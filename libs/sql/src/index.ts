@@ -72,6 +72,7 @@ export type {
   UpdateAnalysis,
   UtilityAnalysis,
   CursorInfo,
+  CursorFetch,
   WhereFacts,
 } from './types.js';
 export { planRead, ALL_PLAN_FEATURES } from './plan/plan.js';

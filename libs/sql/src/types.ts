@@ -479,6 +479,21 @@ export interface CursorInfo {
   readonly name: string | undefined;
   /** DECLARE ... WITH HOLD: the cursor outlives its transaction. */
   readonly hold: boolean;
+  /** DECLARE ... SCROLL (backward fetches allowed). */
+  readonly scroll: boolean;
+  /** DECLARE BINARY ... (rows in binary format). */
+  readonly binary: boolean;
+  /** FETCH or MOVE: which way and how many rows. */
+  readonly fetch: CursorFetch | undefined;
+}
+
+/**
+ * FETCH/MOVE as Postgres's FetchStmt has it: `forward` with `count` rows (0: the current row
+ * again, negative: backward, `all`), `backward`, `absolute` or `relative` positions.
+ */
+export interface CursorFetch {
+  readonly direction: 'forward' | 'backward' | 'absolute' | 'relative';
+  readonly count: number | 'all';
 }
 
 export type Analysis =
