@@ -9,6 +9,7 @@ export const SQLSTATE = {
   tooManyConnections: '53300',
   invalidSqlStatementName: '26000',
   duplicatePreparedStatement: '42P05',
+  duplicateCursor: '42P03',
   inFailedTransaction: '25P02',
   activeSqlTransaction: '25001',
   noActiveSqlTransaction: '25P01',

@@ -19,6 +19,9 @@ interface Txn {
   phase?: TxnPhase;
   status?: 'I' | 'T' | 'E';
   wrote?: Record<string, bigint>;
+  /** Nodes where the transaction ran statements naming tables. */
+  parts?: string[];
+  serializable?: boolean;
 }
 
 function view(t: Txn = {}): AdmitTxn {
@@ -28,6 +31,9 @@ function view(t: Txn = {}): AdmitTxn {
     transactionPooling: true,
     names: PUBLIC_ONLY,
     firstWriteEpoch: (node) => t.wrote?.[node],
+    touched: (node) => t.parts?.includes(node) ?? false,
+    touchedCount: t.parts?.length ?? 0,
+    serializable: t.serializable ?? false,
   };
 }
 
@@ -184,5 +190,46 @@ describe('admit: session commands, once for both protocols', () => {
       kind(decide('update orders set tenant_id = 5 where tenant_id = 1', s)),
       'refused:0A000',
     );
+  });
+});
+
+describe('admit: SERIALIZABLE stays on one node', () => {
+  const s = fixtureCatalog();
+  const serializable = (phase: TxnPhase, parts: string[]): Txn => ({
+    phase,
+    parts,
+    serializable: true,
+  });
+
+  test('a statement that would make it span nodes is refused; on its one node it runs', () => {
+    const across = decide('select count(*) from orders', s, serializable('deferred', []));
+    assert.equal(kind(across), 'refused:0A000');
+    assert.match((across as { error: Error }).error.message, /SERIALIZABLE/);
+    assert.equal(
+      kind(decide('select * from orders where tenant_id = 1', s, serializable('one', ['n1']))),
+      'routed:node',
+    );
+    assert.equal(
+      kind(decide('select * from orders where tenant_id = 2', s, serializable('one', ['n1']))),
+      'refused:0A000',
+    );
+    assert.equal(
+      kind(
+        decide(
+          'update orders set total = 1 where tenant_id in (1, 2)',
+          s,
+          serializable('one', ['n1']),
+        ),
+      ),
+      'refused:0A000',
+    );
+    // Statements any node answers go to the transaction's node.
+    assert.equal(kind(decide('select 1', s, serializable('one', ['n1']))), 'routed:node');
+  });
+
+  test('other isolation levels span nodes', () => {
+    const t: Txn = { phase: 'one', parts: ['n1'] };
+    assert.equal(kind(decide('select * from orders where tenant_id = 2', s, t)), 'routed:node');
+    assert.equal(kind(decide('select count(*) from orders', s, t)), 'routed:scatter');
   });
 });

@@ -13,10 +13,12 @@ import {
 import { RouterError, unsupported } from '../errors.js';
 import { namedSnapshot, type NameContext } from '../routing/names.js';
 import { route } from '../routing/route.js';
+import type { Route } from '../routing/route-types.js';
 import type { Statement } from '../statement/statement.js';
 import type { TxnPhase } from '../txn/machine.js';
 import type { Admission, Decision } from './decision.js';
-import { holdReason, type HoldTxn } from './hold.js';
+import { holdReason, nodesOf, type HoldTxn } from './hold.js';
+import { SERIALIZABLE_ACROSS_NODES } from '../txn/isolation.js';
 
 /** What admit reads of the session's transaction. */
 export interface AdmitTxn extends HoldTxn {
@@ -27,6 +29,11 @@ export interface AdmitTxn extends HoldTxn {
   readonly transactionPooling: boolean;
   /** What the session's unqualified table names resolve by (its search_path). */
   readonly names: NameContext;
+  /** Whether a statement naming a table ran on `node` in the transaction; on how many nodes. */
+  touched(node: string): boolean;
+  readonly touchedCount: number;
+  /** The transaction is SERIALIZABLE (txn/isolation.ts); asked only when it would span nodes. */
+  readonly serializable: boolean;
 }
 
 /**
@@ -70,9 +77,23 @@ export function admit<E extends Admission>(
     };
   if (lease === 'lapsed' && effect === undefined)
     return { kind: 'held', reason: { kind: 'lease' }, epoch };
+  if (txn.phase !== 'idle' && a.tables.length > 0 && spansNodes(r, txn) && txn.serializable)
+    return { kind: 'refused', error: unsupported(SERIALIZABLE_ACROSS_NODES) };
   const reason = holdReason(a, r, snapshot, stmt.params, txn);
   if (reason !== undefined) return { kind: 'held', reason, epoch };
   return { kind: 'routed', route: r, epoch, effect };
+}
+
+/**
+ * Whether running `r` (a statement naming tables) makes the transaction's work span more than
+ * one node. Parts that ran only statements naming no table (SHOW, `SELECT 1`) do not count.
+ */
+function spansNodes(r: Route, txn: AdmitTxn): boolean {
+  // Any node answers it: the transaction's node, or one node if it has none yet.
+  if (r.kind === 'node' && r.flexible) return txn.touchedCount > 1;
+  let fresh = 0;
+  for (const node of nodesOf(r)) if (!txn.touched(node)) fresh++;
+  return txn.touchedCount + fresh > 1;
 }
 
 function refusedBeforeRouting<E extends Admission>(

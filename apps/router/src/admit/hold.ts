@@ -50,7 +50,7 @@ function writesRows(a: Analysis): boolean {
   }
 }
 
-function nodesOf(r: Route): readonly string[] {
+export function nodesOf(r: Route): readonly string[] {
   switch (r.kind) {
     case 'node':
       return [r.node];

@@ -51,7 +51,7 @@ function transaction(s: Session, a: TransactionAnalysis, emit: Emit): Promise<vo
     case 'begin':
       if (!s.txn.begin(a.sql, s.settings.save()))
         emit(noticeFrame('WARNING', '25001', 'there is already a transaction in progress'));
-      return tag(emit, 'BEGIN');
+      return tag(emit, a.keyword === 'start' ? 'START TRANSACTION' : 'BEGIN');
     case 'commit':
     case 'rollback':
       return s.txn.phase === 'cross' ? endAcross(s, a, emit) : endHere(s, a, emit);

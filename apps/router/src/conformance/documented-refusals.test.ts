@@ -44,9 +44,9 @@ const CASES: Record<string, { readonly doc: string; readonly steps: readonly str
       'select id from orders where tenant_id in (select tenant_id from order_items where qty > 1)',
     ],
   },
-  'a read across nodes inside a transaction block': {
-    doc: 'README',
-    steps: ['begin', 'select count(*) from orders'],
+  'a SERIALIZABLE transaction across nodes': {
+    doc: 'README, architecture.md',
+    steps: ['begin isolation level serializable', 'select count(*) from orders'],
   },
   'an UPDATE of the shard key': {
     doc: 'README',

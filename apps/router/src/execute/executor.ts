@@ -10,8 +10,22 @@ import { unsupported } from '../errors.js';
 import { routeLabel, type CopyRoute, type Route } from '../routing/route-types.js';
 import { isWrite } from '../routing/writes.js';
 import { runScatter } from '../scatter/scatter.js';
+import {
+  declareAcross,
+  executeInParts,
+  fetchedInParts,
+  onCursor,
+  onRouterCursor,
+  cursorNode,
+  type CursorOut,
+} from '../scatter/cursor-wire.js';
 import type { Session } from '../session/session.js';
-import { NO_SESSION_STATE, sessionStateOf, type SessionStateChange } from '@tessera/sql';
+import {
+  NO_SESSION_STATE,
+  sessionStateOf,
+  type CursorInfo,
+  type SessionStateChange,
+} from '@tessera/sql';
 import type { Statement } from '../statement/statement.js';
 import type { RouterPortal } from '../statement/portal.js';
 import { acquire, acquisition } from './acquire.js';
@@ -67,6 +81,8 @@ export function execute(
   via: Via,
 ): Promise<void> | undefined {
   const r = d.route;
+  const a = stmt.analysis;
+  if (onRouterCursor(s, a)) return several(s, d, via, () => onCursor(s, a, cursorOut(via)));
   const state = via.kind === 'query' && via.state !== undefined ? via.state : stateOf(stmt);
   if (state !== NO_SESSION_STATE && r.kind !== 'node' && r.kind !== 'refuse')
     refuseStateAcross(state, r);
@@ -87,6 +103,10 @@ export function execute(
     case 'multi_write':
       return several(s, d, via, () => runMultiWrite(s, r, stmt.analysis, d.epoch.snapshot));
     case 'scatter':
+      if (a.kind === 'utility' && a.command === 'declare_cursor')
+        return several(s, d, via, () => declareAcross(s, r, a, d.epoch.snapshot, cursorOut(via)));
+      if (via.kind === 'portal' && (via.maxRows > 0 || fetchedInParts(s, via.portal)))
+        return counted(d.epoch, executeInParts(s, r, via.portal, via.maxRows));
       return several(s, d, via, () =>
         runScatter(s, r, {
           analysis: stmt.analysis,
@@ -134,12 +154,13 @@ function several(
     via.keep(via.portal(d));
     return undefined;
   }
-  if (via.kind === 'portal' && via.maxRows > 0 && d.route.kind === 'scatter')
-    throw unsupported(
-      'fetching a read across nodes in parts (Execute with a row limit, cursors) is not supported yet',
-    );
   return counted(d.epoch, run());
 }
+
+/** Whether a cursor's answer starts with a RowDescription: a simple Query, or a Describe before. */
+const cursorOut = (via: Via): CursorOut => ({
+  rowDescription: via.kind === 'query' || (via.kind === 'portal' && via.portal.describe),
+});
 
 /** `run` counts as running under `epoch` until it settles. */
 function counted(epoch: Epoch, run: Promise<void>): Promise<void> {
@@ -186,7 +207,11 @@ function queue(
   const node = round.node!;
   const a = stmt.analysis;
   // Only a transaction's parts record writes (an autocommit read skips the function check).
-  if (s.txn.inBlock) s.txn.wrote(node, isWrite(a), d.epoch.snapshot.epoch);
+  if (s.txn.inBlock) {
+    s.txn.wrote(node, isWrite(a), d.epoch.snapshot.epoch, a.tables.length > 0);
+    // A cursor declared here: its FETCH, MOVE and CLOSE come back to this node (placeState).
+    if (a.kind === 'utility' && a.cursor !== undefined) noteCursor(s, a.command, a.cursor, node);
+  }
   round.enter(d.epoch);
   if (via.kind === 'bind') {
     via.push(round, d.effect, state);
@@ -200,6 +225,14 @@ function queue(
   for (const e of via.effects ?? []) round.after(at, e);
   if (state !== NO_SESSION_STATE) round.after(at, { kind: 'state', change: state });
   return sendRound(s, round, false).then((r) => via.result(r, node));
+}
+
+/** A one-node SQL cursor's node, remembered from its DECLARE to its CLOSE (placeState). */
+function noteCursor(s: Session, command: string, cursor: CursorInfo, node: string): void {
+  if (command === 'declare_cursor' && !cursor.hold) s.sqlCursors.set(cursor.name ?? '', node);
+  else if (command !== 'close') return;
+  else if (cursor.name !== undefined) s.sqlCursors.delete(cursor.name);
+  else for (const [name, at] of s.sqlCursors) if (typeof at === 'string') s.sqlCursors.delete(name);
 }
 
 /** The session state a statement leaves or clears, read once per analysis (they are cached). */
@@ -227,10 +260,8 @@ function placeState(
   flexible: boolean,
 ): string | undefined {
   const a = stmt.analysis;
-  if (a.kind === 'utility' && a.cursor?.name !== undefined && s.pinned.size > 0) {
-    const at = s.pinned.cursorNode(a.cursor.name);
-    if (at !== undefined && a.command !== 'declare_cursor') return at;
-  }
+  const at = a.kind === 'utility' ? cursorNode(s, a) : undefined;
+  if (at !== undefined) return at;
   if (!state.homeOnly) return undefined;
   const home = d.epoch.snapshot.home;
   if (flexible || node === home) return home;

@@ -5,6 +5,8 @@ import type { Decision } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
 import { waitWhileHeld } from '../execute/hold.js';
 import { sessionNames } from '../session/names.js';
+import { isSerializable } from '../txn/isolation.js';
+import { cursorsEndedBy } from '../scatter/cursor-wire.js';
 import type { Session } from '../session/session.js';
 import type { Statement } from '../statement/statement.js';
 
@@ -27,6 +29,15 @@ export function txnView(s: Session): AdmitTxn {
         return sessionNames(s);
       },
       firstWriteEpoch: (node) => s.txn.firstWriteEpoch(node),
+      touched: (node) => s.txn.touched(node),
+      get touchedCount() {
+        return s.txn.touchedCount;
+      },
+      get serializable() {
+        const txn = s.txn;
+        const statements = txn.phase === 'deferred' ? txn.prelude : txn.replayLog;
+        return isSerializable(txn.beginSql, statements, s.settings.isolationDefault());
+      },
     };
     views.set(s, view);
   }
@@ -38,8 +49,15 @@ export function admitNow(s: Session, stmt: Statement): Decision<Epoch> {
   return admit(stmt, s.epoch(), txnView(s), leaseOf(s));
 }
 
-/** The decision for `stmt`; a held statement first waits for a later epoch (execute/hold.ts). */
+/**
+ * The decision for `stmt`; a held statement first waits for a later epoch (execute/hold.ts). What
+ * ends the transaction first closes the cursors the router runs in it (scatter/cursor-wire.ts).
+ */
 export function admitted(s: Session, stmt: Statement): Decision<Epoch> | Promise<Decision<Epoch>> {
+  if (s.sqlCursors.size > 0 || s.cursors.size > 0) {
+    const closing = cursorsEndedBy(s, stmt.analysis);
+    if (closing !== undefined) return closing.then(() => admitted(s, stmt));
+  }
   const d = admitNow(s, stmt);
   if (d.kind !== 'held') return counted(s, d);
   return waitWhileHeld(s, d, (e) => admit(stmt, e, txnView(s), leaseOf(s))).then((x) =>

@@ -30,6 +30,7 @@ import type { Route } from '../routing/route-types.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { prepareOn, statementNamed, type StatementRecord } from '../statement/prepared.js';
+import { cursorDescription, cursorNode } from '../scatter/cursor-wire.js';
 import { admitNow } from './admission.js';
 
 const NO_PARAMS: Expectation = { t: 'describe_s', noParams: true };
@@ -49,6 +50,9 @@ export function describe(b: Batch, m: InMsg, next: InMsg | undefined): Promise<v
   if (d.target === 'S') return describeStatement(b, m, statementNamed(b.s.statements, d.name));
   const p = b.s.portals.get(d.name);
   if (p === undefined) return onNode(b, m, pickNode(b.s, b.s.epoch().snapshot.home, true));
+  // FETCH from a cursor the router runs: the cursor's columns.
+  const fetched = p.kind === 'several' ? cursorDescription(b.s, p.analysis) : undefined;
+  if (fetched !== undefined) return void b.synth(fetched);
   if (p.kind === 'local' || p.decision.route.kind !== 'scatter') return void b.synth(NO_DATA);
   if (next?.code === FrontendCode.Execute && decodeExecute(next.body).portal === d.name) {
     // The RowDescription the executor produces leads the Execute's rows, just after.
@@ -86,6 +90,12 @@ function describeStatement(b: Batch, m: InMsg, rec: StatementRecord): Promise<vo
     const node = pickNode(s, snapshot.home, true);
     return describeStatementFrames(s, node, runs, snapshot, true).then(b.synth);
   }
+  const cursor = a === undefined ? undefined : cursorDescription(s, a);
+  if (cursor !== undefined) {
+    // A FETCH, MOVE or CLOSE of a cursor the router runs: answered from the cursor.
+    b.synth(writeParameterDescription(new Writer(16), []).flush());
+    return void b.synth(cursor);
+  }
   let target = snapshot.home;
   let flexible = true;
   if (a !== undefined) {
@@ -97,7 +107,9 @@ function describeStatement(b: Batch, m: InMsg, rec: StatementRecord): Promise<vo
     });
     const r = d.kind === 'routed' ? d.route : undefined;
     const queued = b.round.backend !== undefined;
-    const own = !queued && b.preferredNode() === undefined && !s.inTransaction();
+    // Inside a transaction only a read across nodes: its Execute needs no backend engaged.
+    const own =
+      !queued && b.preferredNode() === undefined && (!s.inTransaction() || r?.kind === 'scatter');
     // A statement for several nodes (a write across nodes, a split INSERT, DDL) or a read whose
     // rows may come from several: described by one node that has its tables, on a round trip of
     // its own (no backend is left engaged in this batch), so its ParameterDescription and
@@ -112,6 +124,8 @@ function describeStatement(b: Batch, m: InMsg, rec: StatementRecord): Promise<vo
       return void b.synth(NO_DATA);
     }
     if (r?.kind === 'node') ({ node: target, flexible } = r);
+    const at = cursorNode(s, a);
+    if (at !== undefined) [target, flexible] = [at, false];
   }
   return describeOn(b, m, rec, target, flexible);
 }

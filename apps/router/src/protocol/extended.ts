@@ -26,6 +26,7 @@ import { execute, type BindVia } from '../execute/executor.js';
 import { Round, sendRound } from '../execute/round.js';
 import type { Backend } from '../pool/backend.js';
 import { scatterPipeline } from '../scatter/portal.js';
+import { cursorsEndedBySync, dropPortal } from '../scatter/cursor-wire.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import type { RouterPortal } from '../statement/portal.js';
@@ -40,7 +41,7 @@ import { closeOpenCycle, openCycleBackend, usesOpenPortal } from './cycle.js';
 import { describe, type Batch } from './describe.js';
 import { preferredNode } from './lookahead.js';
 import { close, parse } from './messages.js';
-import { checkLocalInPipeline, refuse, severalPortal } from './portals.js';
+import { checkLocalInPipeline, refuse, runPortal, severalPortal } from './portals.js';
 import { queueSingleRunTail } from './single-run.js';
 
 type SeveralPortal = RouterPortal & { kind: 'several' };
@@ -141,7 +142,7 @@ class BatchRun implements Batch, BindVia {
       case FrontendCode.Execute:
         return this.executeMessage(m);
       case FrontendCode.Close:
-        return close(this.s, m, this.round, this.synth);
+        return close(this.s, m, this.round, this.synth, dropPortal);
       case FrontendCode.Flush:
         if (this.round.backend !== undefined) this.round.messages.push(m.raw);
         return;
@@ -165,6 +166,9 @@ class BatchRun implements Batch, BindVia {
     const s = this.s;
     const rec = statementNamed(s.statements, bindStatementName(m.body));
     const portal = m.body[0] === 0 ? '' : m.body.toString('utf8', 0, m.body.indexOf(0));
+    // A portal bound again goes (one fetched in parts across nodes closes its nodes' first).
+    const closing = dropPortal(s, s.portals.get(portal));
+    if (closing !== undefined) return closing.then(() => this.bindMessage(m));
     if (s.portals.size > 0) s.portals.delete(portal);
     this.afterRun?.delete(portal);
     const a = rec.analysis;
@@ -326,18 +330,7 @@ class BatchRun implements Batch, BindVia {
     if (p.kind === 'local') return runCommand(s, p.command, this.synth);
     // Its rows go straight to the client: nothing of this batch may be queued on a backend.
     if (this.round.backend !== undefined) throw scatterPipeline();
-    const stmt: Statement = {
-      analysis: p.analysis,
-      params: undefined,
-      protocol: 'extended',
-      purpose: 'run',
-    };
-    const ran = execute(s, stmt, p.decision, { kind: 'portal', portal: p, maxRows: ex!.maxRows });
-    if (ran === undefined) {
-      p.describe = false;
-      return undefined;
-    }
-    return ran.then(() => void (p.describe = false));
+    return runPortal(s, p, ex!.maxRows);
   }
 
   private forwardExecute(m: InMsg, portal: string | undefined): Promise<void> | undefined {
@@ -376,10 +369,7 @@ class BatchRun implements Batch, BindVia {
   /** Sends the round (if anything is for a node), then ends the batch. */
   private finish(): Promise<void> | undefined {
     const { s, round } = this;
-    if (round.backend === undefined || round.messages.length === 0) {
-      this.ended();
-      return undefined;
-    }
+    if (round.backend === undefined || round.messages.length === 0) return this.ended();
     return sendRound(s, round, !this.endsWithSync).then(
       () => this.ended(),
       (e: unknown) => {
@@ -391,10 +381,12 @@ class BatchRun implements Batch, BindVia {
     );
   }
 
-  private ended(): void {
+  private ended(): Promise<void> | undefined {
     const s = this.s;
-    // Outside a transaction block a Sync ends the implicit transaction, and its portals.
-    if (this.endsWithSync && s.portals.size > 0 && !s.inTransaction()) s.portals.clear();
     s.out.flush();
+    // Outside a transaction block a Sync ends the implicit transaction, and its portals.
+    if (!this.endsWithSync || s.inTransaction()) return undefined;
+    s.portals.clear();
+    return cursorsEndedBySync(s);
   }
 }

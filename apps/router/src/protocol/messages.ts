@@ -7,6 +7,7 @@ import type { Round } from '../execute/round.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { StatementRecord } from '../statement/prepared.js';
+import type { RouterPortal } from '../statement/portal.js';
 
 /** Parse: remembered; prepared on a backend when a Bind or Describe needs it there. */
 export function parse(s: Session, m: InMsg, synth: (b: Buffer) => void): undefined {
@@ -24,13 +25,25 @@ export function parse(s: Session, m: InMsg, synth: (b: Buffer) => void): undefin
   return undefined;
 }
 
-/** Close of a statement (the client's name only: the server's may serve others) or a portal. */
-export function close(s: Session, m: InMsg, round: Round, synth: (b: Buffer) => void): undefined {
+/**
+ * Close of a statement (the client's name only: the server's may serve others) or a portal;
+ * `drop` ends what a portal the router runs still holds (a read fetched in parts).
+ */
+export function close(
+  s: Session,
+  m: InMsg,
+  round: Round,
+  synth: (b: Buffer) => void,
+  drop: (s: Session, p: RouterPortal | undefined) => Promise<void> | undefined,
+): Promise<void> | undefined {
   const c = decodeClose(m.body);
+  const p = c.target === 'P' ? s.portals.get(c.name) : undefined;
   if (c.target === 'S') {
     s.statements.delete(c.name);
     synth(CLOSE_COMPLETE);
   } else if (s.portals.delete(c.name) || round.backend === undefined) {
+    const closing = drop(s, p);
+    if (closing !== undefined) return closing.then(() => synth(CLOSE_COMPLETE));
     synth(CLOSE_COMPLETE);
   } else {
     round.messages.push(m.raw);

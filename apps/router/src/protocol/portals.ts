@@ -16,6 +16,8 @@ import { failTransaction, POISON_SQL } from '../execute/backends.js';
 import type { Round } from '../execute/round.js';
 import { errorFields, errorFrame } from '../session/errors-wire.js';
 import type { Session } from '../session/session.js';
+import type { Statement } from '../statement/statement.js';
+import { execute } from '../execute/executor.js';
 
 const NO_VALUES = Object.freeze({ values: [], formats: [], types: [], paramCount: 0 });
 
@@ -31,6 +33,26 @@ export function severalPortal(
   if (r.kind === 'all' || r.kind === 'multi_write') checkBindOnSeveral(a, r, queued);
   const values = r.kind === 'scatter' ? bindValues(rec, a, bind.body) : NO_VALUES;
   return { kind: 'several', decision: d, analysis: a, sql: rec.sql, bind: values, describe: false };
+}
+
+/** The Execute of a portal the router runs itself (a Describe just before it is answered by then). */
+export function runPortal(
+  s: Session,
+  p: RouterPortal & { kind: 'several' },
+  maxRows: number,
+): Promise<void> | undefined {
+  const stmt: Statement = {
+    analysis: p.analysis,
+    params: undefined,
+    protocol: 'extended',
+    purpose: 'run',
+  };
+  const ran = execute(s, stmt, p.decision, { kind: 'portal', portal: p, maxRows });
+  if (ran === undefined) {
+    p.describe = false;
+    return undefined;
+  }
+  return ran.then(() => void (p.describe = false));
 }
 
 /**

@@ -17,6 +17,7 @@ import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { simpleStatement } from '../statement/statement.js';
 import { admitted, txnView } from './admission.js';
+import { cursorsEndedBy } from '../scatter/cursor-wire.js';
 import { runExecuteQuery } from './execute-sql.js';
 import { filledText, forgetAfterDdl } from '../sequences/defaults.js';
 import { noteDdl } from '../session/names.js';
@@ -74,6 +75,7 @@ async function runOne(s: Session, a: Analysis, raw: Buffer): Promise<void> {
 
 /** Several statements in one Query: run as one text on the one node they all fit on. */
 async function runMany(s: Session, analyses: readonly Analysis[], raw: Buffer): Promise<void> {
+  for (const a of analyses) await cursorsEndedBy(s, a);
   let d = admitMany(analyses, s.epoch(), txnView(s));
   if (d.kind === 'held') d = await waitWhileHeld(s, d, (e) => admitMany(analyses, e, txnView(s)));
   if (d.kind === 'refused') throw d.error;

@@ -2,9 +2,18 @@
 // node's answer into the executor's LeafStream (RowDescription, DataRows, CommandComplete; an
 // ErrorResponse is thrown as the node's own error). Streams with backpressure: while the executor
 // does not pull, the backend socket is paused. When abandoned early, the query is cancelled and the
-// backend drained to ReadyForQuery so it goes back to its pool clean.
+// backend drained to ReadyForQuery so it goes back to its pool clean; inside a transaction block a
+// cancel would fail the node's transaction, so there the rest of the answer is read and dropped.
+// Paged (a cursor): the leaf is a named portal fetched a page at a time (Execute with a row limit,
+// then Flush), so it can stop between pages, and leave its backend free for other statements of
+// the session while the client does not fetch: no cancel, no Sync until it ends.
 import {
   BackendCode,
+  FLUSH,
+  SYNC,
+  Writer,
+  writeClose,
+  writeExecute,
   decodeCommandComplete,
   decodeDataRow,
   decodeErrorResponse,
@@ -22,6 +31,12 @@ const LOW_ROWS = 128;
 const DRAIN_TIMEOUT_MS = 10_000;
 
 type Item = LeafMessage | { readonly kind: 'error'; readonly error: Error };
+
+/** A leaf read as a named portal, `rows` at a time. */
+export interface Paging {
+  readonly portal: string;
+  readonly rows: number;
+}
 
 export class LeafRun implements AsyncIterable<LeafMessage> {
   /** DataRows received (EXPLAIN ANALYZE). */
@@ -41,15 +56,23 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
   private abandoned = false;
   private iterated = false;
   private startedMs = 0;
+  /** Paged: a page was asked for and has not ended (PortalSuspended, CommandComplete, error). */
+  private inFlight = false;
+  /** Paged: the portal is suspended and no page is asked for; the backend is free meanwhile. */
+  private parked = false;
 
   /**
    * `messages`: `quiet` leading simple Queries (settings replay) whose answers are swallowed,
    * then the leaf statement (a simple Query, or Parse/Bind/Describe/Execute/Sync).
+   * `cancellable`: false inside a transaction block (abandon() reads the rest instead).
+   * `paging`: the leaf statement binds this portal and executes its first page, then Flush.
    */
   constructor(
     readonly backend: Backend,
     private readonly messages: readonly Buffer[],
     quiet: number,
+    private readonly cancellable = true,
+    private readonly paging?: Paging,
   ) {
     this.quietLeft = quiet;
     this.settled = new Promise<void>((resolve) => (this.settle = resolve));
@@ -63,6 +86,7 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
     }
     this.backend.attach(this.sink);
     this.backend.write(this.messages);
+    this.inFlight = this.paging !== undefined;
   }
 
   private readonly sink: BackendSink = {
@@ -77,7 +101,7 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
         this.fail(e as Error);
         return;
       }
-      if (!this.paused && !this.ready && this.queue.length >= HIGH_ROWS) {
+      if (!this.paused && !this.ready && !this.paging && this.queue.length >= HIGH_ROWS) {
         this.paused = true;
         this.backend.pause();
       }
@@ -109,10 +133,15 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
         this.answered = true;
         this.elapsedMs = performance.now() - this.startedMs;
         this.push({ kind: 'CommandComplete', tag: decodeCommandComplete(body) });
+        this.endPages(true);
         return;
       case BackendCode.ErrorResponse:
         this.answered = true;
         this.push({ kind: 'error', error: new BackendError(decodeErrorResponse(body)) });
+        this.endPages(false);
+        return;
+      case BackendCode.PortalSuspended:
+        this.pageEnded();
         return;
       case BackendCode.EmptyQueryResponse:
         this.answered = true;
@@ -128,6 +157,39 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
     }
   }
 
+  // ---- paging ----
+
+  /** A page ended with the portal suspended: the next one now, later, or the end. */
+  private pageEnded(): void {
+    this.inFlight = false;
+    if (this.abandoned) return this.endPages(true);
+    if (this.queue.length <= LOW_ROWS) return this.nextPage();
+    this.parked = true;
+    this.backend.detach(this.sink);
+  }
+
+  private nextPage(): void {
+    const p = this.paging!;
+    if (this.parked) this.backend.attach(this.sink);
+    this.parked = false;
+    this.inFlight = true;
+    this.backend.write([
+      writeExecute(new Writer(p.portal.length + 16), p.portal, p.rows).flush(),
+      FLUSH,
+    ]);
+  }
+
+  /** The portal is done with (closed if `close`) and the extended cycle ends with a Sync. */
+  private endPages(close: boolean): void {
+    if (this.paging === undefined) return;
+    this.inFlight = false;
+    if (this.parked) this.backend.attach(this.sink);
+    this.parked = false;
+    const messages = [SYNC];
+    if (close) messages.unshift(writeClose(new Writer(64), 'P', this.paging.portal).flush());
+    this.backend.write(messages);
+  }
+
   private push(item: Item): void {
     if (!this.abandoned) this.queue.push(item);
   }
@@ -141,7 +203,8 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
   private finish(): void {
     if (this.ready) return;
     this.ready = true;
-    this.backend.detach();
+    if (this.paging) this.backend.detach(this.sink);
+    else this.backend.detach();
     if (this.paused) {
       this.paused = false;
       this.backend.resume();
@@ -174,7 +237,7 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
 
   /**
    * The executor no longer needs this node: drop what is queued, cancel the statement if it still
-   * runs, and read on to ReadyForQuery (`settled`). Idempotent.
+   * runs (and may be cancelled), and read on to ReadyForQuery (`settled`). Idempotent.
    */
   abandon(): void {
     if (this.abandoned) return;
@@ -185,7 +248,10 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
       this.backend.resume();
     }
     if (this.ready) return;
-    if (!this.answered) this.cancelled = this.backend.sendCancel();
+    // Paged: a page in flight ends first (pageEnded closes the portal); a parked one ends now.
+    if (this.parked) this.endPages(true);
+    else if (!this.answered && this.cancellable && !this.paging)
+      this.cancelled = this.backend.sendCancel();
     const timer = setTimeout(() => {
       if (!this.ready) this.backend.destroy('a cancelled read across nodes did not end in time');
     }, DRAIN_TIMEOUT_MS);
@@ -204,6 +270,7 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
               this.paused = false;
               this.backend.resume();
             }
+            if (this.parked && this.queue.length <= LOW_ROWS) this.nextPage();
             if (item.kind === 'error') throw item.error;
             return { value: item, done: false };
           }

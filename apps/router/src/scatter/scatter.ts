@@ -1,5 +1,5 @@
 // A SELECT whose rows live on several nodes, at the wire edge: plan it (libs/sql planRead, cached
-// by text), run the leaf SQL on every participating node in parallel (leaf-run.ts), merge
+// by text), run the leaf SQL on every participating node in parallel (leaves.ts), merge
 // with @tessera/merge, and write the client's RowDescription, DataRows and CommandComplete in
 // batches, pausing while the client does not read. EXPLAIN [ANALYZE] shows the plan instead.
 import { namedSnapshot } from '../routing/names.js';
@@ -7,11 +7,9 @@ import { sessionNames } from '../session/names.js';
 import {
   SYNC,
   Writer,
-  writeBind,
   writeCommandComplete,
   writeDataRow,
   writeDescribe,
-  writeExecute,
   writeParse,
   writeQuery,
   writeRowDescription,
@@ -23,21 +21,21 @@ import {
   type LeafMessage,
 } from '@tessera/merge';
 import {
+  TRANSACTION_TIME_SQL,
   bindTransactionTime,
   formatTransactionTime,
   type Analysis,
   type ExplainAnalysis,
   type ReadPlan,
 } from '@tessera/sql';
-import { RouterError, unsupported } from '../errors.js';
+import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import type { Snapshot } from '@tessera/keyspace';
 import type { ScatterRoute } from '../routing/route-types.js';
 import { isBytewiseCollation } from '../routing/planner-catalog.js';
-import { ownedRowsOnly } from '../routing/owned-rows.js';
-import { LeafRun } from './leaf-run.js';
+import type { LeafRun } from './leaf-run.js';
+import { executorParams, finishLeaves, onNode, startLeaves } from './leaves.js';
 import { explainLines, explainAnalyzeLines, QUERY_PLAN_FIELD } from './explain.js';
 import { planFor, scatterMemory } from './plans.js';
-import { engage, lost, settle } from '../execute/backends.js';
 import { BackendError } from '../pool/backend.js';
 import type { Session } from '../session/session.js';
 import type { BindValues } from '../statement/portal.js';
@@ -53,22 +51,18 @@ export interface ScatterRequest {
 }
 
 /** Bytes of encoded rows gathered before they are written to the client. */
-const OUT_BATCH_BYTES = 32 * 1024;
+export const OUT_BATCH_BYTES = 32 * 1024;
 
 const COLLATION_SQL =
   "select d.datcollate, coalesce(to_jsonb(d)->>'datlocprovider', 'c') from pg_database d where d.datname = current_database()";
 
 /** Checks and plans a multi-node SELECT; a refusal is thrown as 0A000 with the planner's sentence. */
-async function planScatter(
+export async function planScatter(
   s: Session,
   r: ScatterRoute,
   a: Analysis,
   catalog: Snapshot,
 ): Promise<{ plan: ReadPlan; explain: ExplainAnalysis | undefined }> {
-  if (s.inTransaction())
-    throw unsupported(
-      'a read across nodes inside a transaction block is not supported yet (it would need the transaction on every node); run it outside the transaction or pin the key to one node',
-    );
   const explain = a.kind === 'explain' ? a : undefined;
   const select = explain ? explain.inner : a;
   if (select.kind !== 'select')
@@ -93,29 +87,62 @@ export async function runScatter(s: Session, r: ScatterRoute, req: ScatterReques
   if (explain !== undefined && !explain.analyze)
     return sendLines(s, explainLines(plan, r.nodes), req.rowDescription);
   try {
-    await runLeaves(s, r, req, bindTime(plan), explain);
+    await runLeaves(s, r, req, await boundTime(s, r, plan, catalog), explain);
   } catch (e) {
-    // The node query's own text (hidden aggregates in its select list, the router's rewrites) can
-    // change which of several errors Postgres reports: the client's statement, parsed on one node,
-    // says which one plain Postgres would report.
-    if (e instanceof BackendError && e.sqlstate.startsWith('42')) {
-      const select = explain ? explain.inner : req.analysis;
-      throw (await parseError(s, r, select.sql, req.bind?.types ?? [], catalog)) ?? e;
-    }
-    // A node's own error passes through as-is; the executor's become ErrorResponses here.
-    throw e instanceof MergeError ? new RouterError(e.sqlstate, e.message) : e;
+    const select = explain ? explain.inner : req.analysis;
+    throw await scatterError(s, r, e, select.sql, req);
   }
 }
 
 /**
- * The plan with its statement's time: now(), current_date and the rest read one instant on every
- * node, the router's clock at the statement's start (a read across nodes runs outside a
- * transaction block, where Postgres's transaction time is the statement's start).
+ * The error a read across nodes ended with, as the client gets it. The node query's own text
+ * (hidden aggregates in its select list, the router's rewrites) can change which of several
+ * errors Postgres reports: the client's statement `sql`, parsed on one node, says which one
+ * plain Postgres would report. A node's own error passes through as-is; the executor's become
+ * errors with their SQLSTATE.
  */
-function bindTime(plan: ReadPlan): ReadPlan {
+export async function scatterError(
+  s: Session,
+  r: ScatterRoute,
+  e: unknown,
+  sql: string,
+  req: Pick<ScatterRequest, 'bind' | 'snapshot'>,
+): Promise<unknown> {
+  if (e instanceof BackendError && e.sqlstate.startsWith('42'))
+    return (await parseError(s, r, sql, req.bind?.types ?? [], req.snapshot)) ?? e;
+  return e instanceof MergeError ? new RouterError(e.sqlstate, e.message) : e;
+}
+
+/**
+ * The plan with its transaction's time: now(), current_date and the rest read one instant on
+ * every node. Outside a transaction block that is the statement's start (the router's clock);
+ * inside one, the transaction's own now() on the node it began on, asked once and kept for the
+ * transaction (a deferred transaction begins on the read's first node for that).
+ */
+export async function boundTime(
+  s: Session,
+  r: ScatterRoute,
+  plan: ReadPlan,
+  catalog: Snapshot,
+): Promise<ReadPlan> {
   if (!plan.usesTransactionTime) return plan;
-  const micros = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000));
-  return bindTransactionTime(plan, formatTransactionTime(micros));
+  if (!s.txn.inBlock) {
+    const micros = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000));
+    return bindTransactionTime(plan, formatTransactionTime(micros));
+  }
+  if (s.txn.time === undefined) {
+    let time: string | undefined;
+    const ask = writeQuery(new Writer(128), TRANSACTION_TIME_SQL).flush();
+    const node = s.txn.first ?? r.nodes[0] ?? catalog.home;
+    const each = (m: LeafMessage): void => {
+      if (m.kind === 'DataRow') time = m.values[0]?.toString('utf8');
+    };
+    await onNode(s, node, [ask], each, catalog, true);
+    if (time === undefined)
+      throw new RouterError(SQLSTATE.internalError, 'no transaction time from the first node');
+    s.txn.time = time;
+  }
+  return bindTransactionTime(plan, s.txn.time);
 }
 
 async function runLeaves(
@@ -125,25 +152,13 @@ async function runLeaves(
   plan: ReadPlan,
   explain: ExplainAnalysis | undefined,
 ): Promise<void> {
-  const catalog = req.snapshot;
   const bind = req.bind;
-  const named = namedSnapshot(catalog, sessionNames(s));
-  const leafMessages = r.nodes.map((node) =>
-    leafStatement(plan, ownedRowsOnly(named, node, plan.leafSql), bind),
-  );
   const params = bind ? executorParams(bind) : [];
   const leaves: LeafRun[] = [];
   const engaged: string[] = [];
   const startedMs = performance.now();
   try {
-    // Acquired in node order, so two sessions scattering never wait on each other in a cycle.
-    for (const [i, node] of r.nodes.entries()) {
-      const e = await engage(s, node, catalog, false);
-      engaged.push(node);
-      e.backend.unnamedOwner = undefined;
-      leaves.push(new LeafRun(e.backend, [...e.messages, ...leafMessages[i]!], e.expect.length));
-    }
-    for (const l of leaves) l.start();
+    await startLeaves(s, r, plan, req, engaged, leaves);
     const results = executeReadPlan(plan, leaves, { params });
     if (explain !== undefined) {
       let rows = 0;
@@ -193,67 +208,10 @@ async function parseError(
   }
 }
 
-/** Every leaf stopped (cancelled if still running) and drained; backends settle back. */
-async function finishLeaves(
-  s: Session,
-  nodes: readonly string[],
-  leaves: readonly LeafRun[],
-  merged = true,
-): Promise<void> {
-  for (const l of leaves) l.abandon();
-  await Promise.all(leaves.map((l) => l.settled));
-  for (const node of nodes) {
-    const h = s.held.get(node);
-    if (h?.backend.dead) lost(s, h.backend);
-    else settle(s, node);
-  }
-  if (merged) s.services.metrics.rowsMerged(leaves.reduce((n, l) => n + l.rows, 0));
-}
-
-async function writeOut(s: Session, out: Writer): Promise<void> {
+/** Writes what `out` gathered to the client, waiting while the client does not read. */
+export async function writeOut(s: Session, out: Writer): Promise<void> {
   s.out.push(out.flush());
   if (!s.out.flush()) await s.out.drained();
-}
-
-/**
- * A simple Query when the leaf takes no parameters, else an unnamed extended-protocol cycle.
- * `sql` is the plan's leaf SQL as this node runs it (owned-rows.ts).
- */
-function leafStatement(plan: ReadPlan, sql: string, bind: BindValues | undefined): Buffer[] {
-  if (plan.leafParams.length === 0 || bind === undefined)
-    return [writeQuery(new Writer(sql.length + 16), sql).flush()];
-  const missing = plan.leafParams.find((i) => i >= bind.values.length);
-  if (missing !== undefined || bind.values.length < bind.paramCount)
-    throw new RouterError(
-      '08P01',
-      `bind message supplies ${bind.values.length} parameters, but prepared statement "" requires ${bind.paramCount}`,
-    );
-  const w = new Writer(sql.length + 256);
-  writeParse(
-    w,
-    '',
-    sql,
-    plan.leafParams.map((i) => bind.types[i] ?? 0),
-  );
-  writeBind(w, {
-    paramFormats: plan.leafParams.map((i) => bind.formats[i] ?? 0),
-    params: plan.leafParams.map((i) => bind.values[i] ?? null),
-  });
-  writeDescribe(w, 'P', '');
-  writeExecute(w);
-  w.bytes(SYNC);
-  return [w.flush()];
-}
-
-/** The client's parameters as the executor reads them (LIMIT / OFFSET): text, binary ints as text. */
-function executorParams(bind: BindValues): (string | Buffer | null)[] {
-  return bind.values.map((v, i) => {
-    if (v === null || bind.formats[i] !== 1) return v;
-    if (v.length === 8) return v.readBigInt64BE(0).toString();
-    if (v.length === 4) return String(v.readInt32BE(0));
-    if (v.length === 2) return String(v.readInt16BE(0));
-    return v;
-  });
 }
 
 /** EXPLAIN output: one text column named QUERY PLAN, a row per line. */
@@ -314,23 +272,4 @@ async function textIsBytewise(s: Session, catalog: Snapshot, node: string): Prom
   );
   known.set(s.database, bytewise);
   return bytewise;
-}
-
-/** Runs the router's own statement on one node, handing each result message to `each`. */
-async function onNode(
-  s: Session,
-  node: string,
-  messages: Buffer[],
-  each: (m: LeafMessage) => void,
-  catalog: Snapshot,
-): Promise<void> {
-  const e = await engage(s, node, catalog, false);
-  e.backend.unnamedOwner = undefined;
-  const run = new LeafRun(e.backend, [...e.messages, ...messages], e.expect.length);
-  try {
-    run.start();
-    for await (const m of run) each(m);
-  } finally {
-    await finishLeaves(s, [node], [run], false);
-  }
 }

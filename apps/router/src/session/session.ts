@@ -27,6 +27,16 @@ import { errorFields, errorFrame } from './errors-wire.js';
 import { SessionSettings } from './settings.js';
 import type { ExchangeHooks } from '../execute/exchange.js';
 
+/** A read across nodes fetched in parts that the router runs for the session (scatter/cursor.ts). */
+export interface OpenCursor {
+  /** Its portal, or its SQL name. */
+  readonly owner: object | string;
+  /** How many savepoints the transaction had when it opened. */
+  readonly depth: number;
+  close(): Promise<void>;
+  destroy(): void;
+}
+
 export interface HeldBackend {
   readonly backend: Backend;
   readonly pool: Pool;
@@ -52,6 +62,13 @@ export class Session implements Cancellable {
   readonly statements = new Map<string, StatementRecord>();
   /** Portals the router runs itself, by name (statement/portal.ts). */
   readonly portals = new Map<string, RouterPortal>();
+  /** Reads across nodes fetched in parts, open now (scatter/cursor.ts). */
+  readonly cursors = new Set<OpenCursor>();
+  /**
+   * SQL cursors of the open transaction by name: the node a one-node cursor was declared on, or
+   * the router's own over a read across nodes. WITH HOLD cursors are pins (pins.ts) instead.
+   */
+  readonly sqlCursors = new Map<string, string | OpenCursor>();
   /** The transaction: deferred BEGIN, its nodes, replay log, savepoints (txn/machine.ts). */
   readonly txn = new TxnMachine<ReadonlyMap<string, string>>();
   /** The settings now, for the transaction to restore if it rolls back. */
@@ -229,6 +246,7 @@ export class Session implements Cancellable {
     this.input.notify();
     this.cancelWait?.();
     this.ending?.abort();
+    for (const c of this.cursors) c.destroy();
     for (const [node, h] of this.held) {
       this.held.delete(node);
       // A backend mid-statement or mid-transaction is not reusable; the pool closes those. One

@@ -142,6 +142,16 @@ export class SessionSettings {
     return resets && fromStartup ? STALE_KEY : this.key();
   }
 
+  /**
+   * The SQL that set the session's default transaction isolation (SET
+   * default_transaction_isolation, SET SESSION CHARACTERISTICS, a startup option), if any.
+   */
+  isolationDefault(): string | undefined {
+    const a = this.entries.get('default_transaction_isolation');
+    const b = this.entries.get('session_characteristics');
+    return a === undefined ? b : b === undefined ? a : `${a}; ${b}`;
+  }
+
   /** Back to the startup defaults (DISCARD ALL). */
   resetAll(): void {
     this.entries = new Map(this.base);

@@ -15,6 +15,8 @@ export interface TxnPart {
   written: boolean;
   /** The catalog epoch the part's first write was admitted under (admit/: Held rules). */
   firstWriteEpoch: bigint | undefined;
+  /** A statement naming a table ran there (a SERIALIZABLE transaction may touch one node only). */
+  touched: boolean;
 }
 
 /**
@@ -60,12 +62,18 @@ interface Savepoint<S> {
 
 /** `S`: the session's saved settings, opaque here (restored when the transaction rolls back). */
 export class TxnMachine<S> {
+  /**
+   * now() of the transaction as a timestamptz literal, asked of its first node by the first read
+   * across nodes that needs it (scatter/txn-time.ts); cleared when the transaction ends.
+   */
+  time: string | undefined = undefined;
   #phase: 'idle' | 'deferred' | 'open' = 'idle';
   /** A statement failed before a node held the transaction: failed until ROLLBACK (TO). */
   #deferredFailed = false;
   /** BEGIN and what followed it while no node holds the transaction. */
   #prelude: string[] = [];
   readonly #parts = new Map<string, TxnPart>();
+  #touched = 0;
   /** BEGIN ... and every transaction-scoped statement after it: what a joining node replays. */
   #replay: string[] = [];
   #broken = false;
@@ -198,18 +206,35 @@ export class TxnMachine<S> {
 
   #join(node: string): void {
     if (!this.#parts.has(node))
-      this.#parts.set(node, { written: false, firstWriteEpoch: undefined });
+      this.#parts.set(node, { written: false, firstWriteEpoch: undefined, touched: false });
   }
 
   // ---- what runs ----
 
-  /** A statement that may write (`write`) was sent to `node` under catalog `epoch`. */
-  wrote(node: string, write: boolean, epoch?: bigint): void {
-    if (!write) return;
+  /**
+   * A statement that may write (`write`) was sent to `node` under catalog `epoch`; `touches`:
+   * it names a table (false for SHOW, `SELECT 1`, SET ...).
+   */
+  wrote(node: string, write: boolean, epoch?: bigint, touches = true): void {
     const part = this.#parts.get(node);
     if (part === undefined) return;
+    if (touches && !part.touched) {
+      part.touched = true;
+      this.#touched++;
+    }
+    if (!write) return;
     part.written = true;
     part.firstWriteEpoch ??= epoch;
+  }
+
+  /** Whether a statement naming a table ran on `node` in this transaction. */
+  touched(node: string): boolean {
+    return this.#parts.get(node)?.touched ?? false;
+  }
+
+  /** How many parts ran a statement naming a table. */
+  get touchedCount(): number {
+    return this.#touched;
   }
 
   /** Whether the part on `node` was written (a multi-statement text sets it outright). */
@@ -252,6 +277,7 @@ export class TxnMachine<S> {
         this.#reset();
         return 'ended';
       }
+      if (this.#parts.get(node)?.touched === true) this.#touched--;
       this.#parts.delete(node);
       this.#broken = true;
       return 'broke';
@@ -274,7 +300,10 @@ export class TxnMachine<S> {
 
   /** `node`'s part was lost with its connection: failed for good (ROLLBACK TO cannot help). */
   lost(node: string): void {
-    if (this.#phase !== 'open' || !this.#parts.delete(node)) return;
+    const part = this.#parts.get(node);
+    if (this.#phase !== 'open' || part === undefined) return;
+    this.#parts.delete(node);
+    if (part.touched) this.#touched--;
     this.#broken = true;
   }
 
@@ -313,6 +342,16 @@ export class TxnMachine<S> {
     return { settings: this.#savepoints[i]!.settings };
   }
 
+  /** How many savepoints are open. */
+  get savepointCount(): number {
+    return this.#savepoints.length;
+  }
+
+  /** The position of the latest savepoint named `name` (-1: none). */
+  savepointIndex(name: string): number {
+    return this.#savepointIndex(name);
+  }
+
   #savepointIndex(name: string): number {
     for (let i = this.#savepoints.length - 1; i >= 0; i--)
       if (this.#savepoints[i]!.name === name) return i;
@@ -339,6 +378,7 @@ export class TxnMachine<S> {
     this.#replay = this.#replay.slice(0, 1);
     this.#savepoints = [];
     this.#atBegin = settings;
+    this.time = undefined;
     for (const part of this.#parts.values()) {
       part.written = false;
       part.firstWriteEpoch = undefined;
@@ -350,10 +390,12 @@ export class TxnMachine<S> {
     this.#deferredFailed = false;
     this.#prelude = [];
     this.#parts.clear();
+    this.#touched = 0;
     this.#replay = [];
     this.#broken = false;
     this.#replayUncertain = false;
     this.#atBegin = undefined;
     this.#savepoints = [];
+    this.time = undefined;
   }
 }

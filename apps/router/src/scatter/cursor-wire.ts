@@ -1,0 +1,210 @@
+// Cursors over reads across nodes, on the wire (cursor.ts runs them): an extended-protocol
+// Execute with a row limit of a multi-node portal, and DECLARE / FETCH / MOVE / CLOSE of an SQL
+// cursor declared over a read across nodes, answered as Postgres answers them; and where they
+// end: their portal closed or bound again, the Sync of an implicit transaction, the end of the
+// transaction (or a ROLLBACK TO a savepoint made before them).
+import {
+  NO_DATA,
+  PORTAL_SUSPENDED,
+  Writer,
+  writeCommandComplete,
+  writeDataRow,
+  writeRowDescription,
+} from '@tessera/pg-wire';
+import type { Analysis, UtilityAnalysis } from '@tessera/sql';
+import type { Snapshot } from '@tessera/keyspace';
+import { RouterError, SQLSTATE, unsupported } from '../errors.js';
+import type { ScatterRoute } from '../routing/route-types.js';
+import type { OpenCursor, Session } from '../session/session.js';
+import type { RouterPortal } from '../statement/portal.js';
+import { ScatterCursor, closeCursors } from './cursor.js';
+import { everyTxnNode } from '../execute/cross-node.js';
+import { OUT_BATCH_BYTES, writeOut } from './scatter.js';
+
+type SeveralPortal = RouterPortal & { kind: 'several' };
+
+/** Where the answer goes and whether a RowDescription is owed (a simple Query, or a Describe before). */
+export interface CursorOut {
+  readonly rowDescription: boolean;
+}
+
+/** An Execute with a row limit of a multi-node portal, or the next Execute of one fetched in parts. */
+export async function executeInParts(
+  s: Session,
+  r: ScatterRoute,
+  p: SeveralPortal,
+  maxRows: number,
+): Promise<void> {
+  let c = portalCursor(s, p);
+  if (c === undefined) {
+    const snapshot = p.decision.epoch.snapshot;
+    c = await ScatterCursor.open(s, r, { select: p.analysis, bind: p.bind, snapshot, owner: p });
+  }
+  const out = new Writer(OUT_BATCH_BYTES + 1024);
+  if (p.describe) writeRowDescription(out, c.fields);
+  const n = await c.fetch(maxRows > 0 ? maxRows : 'all', (values) => row(s, out, values));
+  if (c.finished) {
+    finishedPortals.set(p, c);
+    writeCommandComplete(out, `SELECT ${n}`);
+  } else out.bytes(PORTAL_SUSPENDED);
+  s.out.push(out.flush());
+}
+
+/** The cursor a portal is being fetched by (a finished one stays, answering SELECT 0). */
+function portalCursor(s: Session, p: SeveralPortal): ScatterCursor | undefined {
+  return finishedPortals.get(p) ?? find(s, (c) => c.owner === p);
+}
+
+/** Portals fetched to their end: their cursor is closed, their next Execute answers no rows. */
+const finishedPortals = new WeakMap<object, ScatterCursor>();
+
+function find(s: Session, which: (c: OpenCursor) => boolean): ScatterCursor | undefined {
+  for (const c of s.cursors) if (which(c) && c instanceof ScatterCursor) return c;
+  return undefined;
+}
+
+async function row(s: Session, out: Writer, values: readonly (Buffer | null)[]): Promise<void> {
+  writeDataRow(out, values);
+  if (out.length >= OUT_BATCH_BYTES) await writeOut(s, out);
+}
+
+/** DECLARE name CURSOR FOR a read across nodes, inside a transaction block. */
+export async function declareAcross(
+  s: Session,
+  r: ScatterRoute,
+  a: UtilityAnalysis,
+  snapshot: Snapshot,
+  out: CursorOut,
+): Promise<void> {
+  const name = a.cursor?.name ?? '';
+  const query = a.query!;
+  if (a.cursor?.hold === true)
+    throw unsupported(
+      'DECLARE ... WITH HOLD over a read across nodes is not supported; declare it inside the transaction without HOLD',
+    );
+  if (!s.txn.inBlock)
+    throw new RouterError(
+      SQLSTATE.noActiveSqlTransaction,
+      'DECLARE CURSOR can only be used in transaction blocks',
+    );
+  if (a.cursor?.scroll === true)
+    throw unsupported('a SCROLL cursor over a read across nodes is not supported (forward only)');
+  if (a.cursor?.binary === true)
+    throw unsupported('a BINARY cursor over a read across nodes is not supported');
+  if (s.sqlCursors.has(name))
+    throw new RouterError(SQLSTATE.duplicateCursor, `cursor "${name}" already exists`);
+  const c = await ScatterCursor.open(s, r, { select: query, snapshot, owner: name });
+  s.sqlCursors.set(name, c);
+  s.out.push(frames(out.rowDescription ? [NO_DATA] : [], 'DECLARE CURSOR'));
+}
+
+/**
+ * The node a FETCH, MOVE or CLOSE goes to when its cursor was declared on one node (in the open
+ * transaction, or WITH HOLD and pinned there); undefined otherwise.
+ */
+export function cursorNode(s: Session, a: Analysis): string | undefined {
+  if (a.kind !== 'utility' || a.cursor?.name === undefined || a.command === 'declare_cursor')
+    return undefined;
+  const at =
+    (s.pinned.size > 0 ? s.pinned.cursorNode(a.cursor.name) : undefined) ??
+    s.sqlCursors.get(a.cursor.name);
+  return typeof at === 'string' ? at : undefined;
+}
+
+/** Whether `a` is a FETCH, MOVE or CLOSE of a cursor the router runs (declareAcross). */
+export function onRouterCursor(s: Session, a: Analysis): boolean {
+  if (s.sqlCursors.size === 0 || a.kind !== 'utility') return false;
+  if (a.command !== 'fetch' && a.command !== 'move' && a.command !== 'close') return false;
+  const name = a.cursor?.name;
+  return name === undefined ? a.command === 'close' : typeof s.sqlCursors.get(name) === 'object';
+}
+
+/** FETCH, MOVE or CLOSE of a router cursor (onRouterCursor), answered as Postgres does. */
+export async function onCursor(s: Session, a: Analysis, out: CursorOut): Promise<void> {
+  if (a.kind !== 'utility') throw new Error('not a cursor command');
+  const name = a.cursor?.name;
+  if (a.command === 'close') {
+    for (const [n, c] of s.sqlCursors)
+      if (typeof c === 'object' && (name === undefined || n === name)) s.sqlCursors.delete(n);
+    await closeCursors(s, (c) => typeof c.owner === 'string' && (name ?? c.owner) === c.owner);
+    // CLOSE ALL: also the cursors declared on the transaction's nodes.
+    if (name === undefined && (s.txn.phase === 'one' || s.txn.phase === 'cross')) {
+      s.sqlCursors.clear();
+      await everyTxnNode(s, 'CLOSE ALL');
+    }
+    return void s.out.push(frames([], name === undefined ? 'CLOSE CURSOR ALL' : 'CLOSE CURSOR'));
+  }
+  const c = s.sqlCursors.get(name ?? '') as ScatterCursor;
+  const f = a.cursor?.fetch;
+  if (f === undefined || f.direction !== 'forward' || (f.count !== 'all' && f.count <= 0))
+    throw unsupported(
+      'a cursor over a read across nodes fetches forward only (FETCH [FORWARD] n, NEXT or ALL)',
+    );
+  const move = a.command === 'move';
+  const w = new Writer(OUT_BATCH_BYTES + 1024);
+  if (!move && out.rowDescription) writeRowDescription(w, c.fields);
+  const n = await c.fetch(f.count, (values) => (move ? undefined : row(s, w, values)));
+  writeCommandComplete(w, `${move ? 'MOVE' : 'FETCH'} ${n}`);
+  s.out.push(w.flush());
+}
+
+/**
+ * What a Describe of a FETCH, MOVE or CLOSE of a router cursor answers after its (empty)
+ * ParameterDescription: the cursor's RowDescription, or NoData; undefined when `a` is none.
+ */
+export function cursorDescription(s: Session, a: Analysis): Buffer | undefined {
+  if (!onRouterCursor(s, a) || a.kind !== 'utility') return undefined;
+  if (a.command !== 'fetch') return NO_DATA;
+  const c = s.sqlCursors.get(a.cursor?.name ?? '') as ScatterCursor;
+  return writeRowDescription(new Writer(256), c.fields).flush();
+}
+
+function frames(before: readonly Buffer[], tag: string): Buffer {
+  const w = new Writer(64);
+  for (const b of before) w.bytes(b);
+  return writeCommandComplete(w, tag).flush();
+}
+
+// ---- where they end ----
+
+/** A portal is closed or bound again: its cursor, if any, closes first. */
+export function dropPortal(s: Session, p: RouterPortal | undefined): Promise<void> | undefined {
+  if (p === undefined || s.cursors.size === 0) return undefined;
+  const owned = (c: OpenCursor): boolean => c.owner === p;
+  return [...s.cursors].some(owned) ? closeCursors(s, owned) : undefined;
+}
+
+/**
+ * What `a` ends, before it runs: COMMIT, ROLLBACK and PREPARE TRANSACTION every cursor of the
+ * transaction; ROLLBACK TO those made after its savepoint. Undefined when nothing to close.
+ */
+export function cursorsEndedBy(s: Session, a: Analysis): Promise<void> | undefined {
+  if (s.cursors.size === 0 && s.sqlCursors.size === 0) return undefined;
+  if (a.kind !== 'transaction') return undefined;
+  switch (a.action) {
+    case 'commit':
+    case 'rollback':
+    case 'prepare_transaction':
+      s.sqlCursors.clear();
+      return s.cursors.size === 0 ? undefined : closeCursors(s);
+    case 'rollback_to': {
+      const at = s.txn.savepointIndex(a.savepoint ?? '');
+      const later = (c: OpenCursor): boolean => c.depth > at;
+      if (at < 0 || ![...s.cursors].some(later)) return undefined;
+      return closeCursors(s, later);
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The Sync of an implicit transaction: the portals it fetched in parts close with it. */
+export function cursorsEndedBySync(s: Session): Promise<void> | undefined {
+  if (s.cursors.size === 0) return undefined;
+  return closeCursors(s, (c) => typeof c.owner !== 'string');
+}
+
+/** Whether a multi-node portal is being fetched in parts (its next Execute goes on from there). */
+export function fetchedInParts(s: Session, p: SeveralPortal): boolean {
+  return portalCursor(s, p) !== undefined;
+}
