@@ -72,6 +72,7 @@ export class TxnMachine<S> {
   #replayUncertain = false;
   #atBegin: S | undefined;
   #savepoints: Savepoint<S>[] = [];
+  #implicit = false;
 
   get phase(): TxnPhase {
     if (this.#phase !== 'open') return this.#phase;
@@ -150,6 +151,19 @@ export class TxnMachine<S> {
   }
 
   // ---- beginning ----
+
+  /**
+   * The transaction is the implicit one of an extended-protocol batch whose statements run on
+   * several nodes (beginImplicit), not the client's: the batch's Sync ends it.
+   */
+  get implicit(): boolean {
+    return this.#implicit;
+  }
+
+  /** A batch crosses nodes outside a transaction block: its implicit transaction, begun like BEGIN. */
+  beginImplicit(settings: S): void {
+    if (this.begin('BEGIN', settings)) this.#implicit = true;
+  }
 
   /** BEGIN outside a transaction: deferred until a statement picks a node. False when in one. */
   begin(sql: string, settings: S): boolean {
@@ -355,5 +369,6 @@ export class TxnMachine<S> {
     this.#replayUncertain = false;
     this.#atBegin = undefined;
     this.#savepoints = [];
+    this.#implicit = false;
   }
 }
