@@ -21,6 +21,7 @@ import type { Statement } from '../statement/statement.js';
 import type { RouterPortal } from '../statement/portal.js';
 import { acquire, acquisition } from './acquire.js';
 import { runCopySplit } from './copy-split.js';
+import { runInsertSelect } from './insert-select.js';
 import { runMultiWrite, runOnAll, runSplitInsert, type Bound } from './fanout.js';
 import { Round, sendRound } from './round.js';
 import type { ExchangeResult } from './exchange.js';
@@ -113,6 +114,11 @@ export function execute(
       const a = stmt.analysis;
       if (a.kind !== 'insert') throw new Error(`split route for ${a.kind}`);
       return several(s, d, via, () => runSplitInsert(s, r, a, d.epoch.snapshot, boundOf(via)));
+    }
+    case 'insert_select': {
+      const a = stmt.analysis;
+      if (a.kind !== 'insert') throw new Error(`insert_select route for ${a.kind}`);
+      return several(s, d, via, () => runInsertSelect(s, r, a, d.epoch.snapshot, boundOf(via)));
     }
     case 'refuse':
       throw unsupported(r.message);

@@ -151,13 +151,13 @@ export async function runParts(
   return results;
 }
 
-function firstError(results: readonly PartResult[]): Error | undefined {
+export function firstError(results: readonly PartResult[]): Error | undefined {
   const e = results.find((r) => r.error !== undefined)?.error;
   return e === undefined ? undefined : new BackendError(e);
 }
 
 /** The row count of each node's last CommandComplete. */
-function rowCounts(results: readonly PartResult[], verb: string): number[] {
+export function rowCounts(results: readonly PartResult[], verb: string): number[] {
   return results.map((res) => {
     const tag = res.tags[res.tags.length - 1];
     const n = tag === undefined ? undefined : commandRowCount(tag);
@@ -275,7 +275,7 @@ function isHead(code: number): boolean {
 }
 
 /** The head frames of one part's answer. */
-function headOf(result: PartResult): Buffer[] {
+export function headOf(result: PartResult): Buffer[] {
   const head: Buffer[] = [];
   const reader = new FrameReader();
   for (const piece of result.output.pieces) reader.push(piece);

@@ -140,7 +140,11 @@ function describeStatement(b: Batch, m: InMsg, rec: StatementRecord): Promise<vo
     // backend is left engaged in this batch), so its ParameterDescription and RowDescription
     // are the ones Postgres gives. In a batch already on a node, that node describes it.
     const several = r === undefined ? undefined : severalNode(a, r, snapshot.home);
-    const write = r?.kind === 'all' || r?.kind === 'multi_write' || r?.kind === 'split';
+    const write =
+      r?.kind === 'all' ||
+      r?.kind === 'multi_write' ||
+      r?.kind === 'split' ||
+      r?.kind === 'insert_select';
     const own = !queued && (write || (b.preferredNode() === undefined && !s.inTransaction()));
     if (own && several !== undefined)
       return describeStatementFrames(s, several, rec, snapshot).then(b.synth);
@@ -159,6 +163,7 @@ function severalNode(a: Analysis, r: Route, home: string): string | undefined {
   switch (r.kind) {
     case 'all':
     case 'multi_write':
+    case 'insert_select':
     case 'scatter':
       return r.nodes[0];
     case 'split':
