@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KeyType } from '@tessera/proto';
+import { hashKeyText } from '@tessera/pg-hash';
 import { startTestCluster, type TestCluster } from './testing/cluster.js';
 
 const run = promisify(execFile);
@@ -126,6 +127,38 @@ describe('pgbench', () => {
       assert.equal(accounts, history);
       assert.equal(tellers, history);
       assert.equal(branches, history);
+    },
+  );
+
+  test(
+    'pgbench -i -I dtGvp: server-side generation is INSERT ... SELECT through the router, each row on its owner',
+    { timeout: 180_000 },
+    async () => {
+      const init = await pgbench(['-i', '-I', 'dtGvp', '-s', String(SCALE)]);
+      assert.match(init, /server-side generate/, init);
+      assert.match(init, /done in/, init);
+      const view = c.router.catalog()!.table('public', 'pgbench_accounts');
+      if (view?.kind !== 'sharded') throw new Error('pgbench_accounts is not sharded');
+      const ks = view.keyspace;
+      let accounts = 0;
+      let branches = 0;
+      for (const [node, server] of c.byName) {
+        const rows = await server.query<{ bid: number; n: string }>(
+          'select bid, count(*) n from pgbench_accounts group by bid',
+        );
+        for (const r of rows) {
+          assert.equal(ks.ownerOf(hashKeyText(ks.keyType, String(r.bid), ks.seed)), node);
+          accounts += Number(r.n);
+        }
+        branches += Number(
+          (await server.query<{ n: string }>('select count(*) n from pgbench_branches'))[0]!.n,
+        );
+        assert.equal(
+          (await server.query<{ n: string }>('select count(*) n from pg_prepared_xacts'))[0]!.n,
+          '0',
+        );
+      }
+      assert.deepEqual([accounts, branches], [SCALE * ACCOUNTS_PER_BRANCH, SCALE]);
     },
   );
 });

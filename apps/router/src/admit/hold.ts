@@ -57,6 +57,7 @@ export function nodesOf(r: Route): readonly string[] {
     case 'all':
     case 'scatter':
     case 'multi_write':
+    case 'insert_select':
       return r.nodes;
     case 'split':
       return r.parts.map((p) => p.node);

@@ -23,6 +23,7 @@ export {
   EXPECT_DESCRIBE_STATEMENT,
   EXPECT_EXECUTE,
   EXPECT_ONE,
+  EXPECT_OWN_SYNC,
   EXPECT_SYNC,
   type Expectation,
 } from './expectations.js';
@@ -377,7 +378,7 @@ class Exchange implements BackendSink {
           return;
         }
         backend.status = result.status = readyForQueryStatus(reader.frameSize, reader.frameByte(5));
-        this.forward(reader);
+        if (e.own !== true) this.forward(reader);
         this.next();
         return;
       case 'poison':

@@ -23,6 +23,7 @@ import type { Session } from '../session/session.js';
 import {
   NO_SESSION_STATE,
   sessionStateOf,
+  type Analysis,
   type CursorInfo,
   type SessionStateChange,
 } from '@tessera/sql';
@@ -30,7 +31,8 @@ import type { Statement } from '../statement/statement.js';
 import type { RouterPortal } from '../statement/portal.js';
 import { acquire, acquisition } from './acquire.js';
 import { runCopySplit } from './copy-split.js';
-import { runMultiWrite, runOnAll, runSplitInsert } from './fanout.js';
+import { runInsertSelect } from './insert-select.js';
+import { runMultiWrite, runOnAll, runSplitInsert, type Bound } from './fanout.js';
 import { Round, sendRound } from './round.js';
 import type { ExchangeResult } from './exchange.js';
 import { pickNode, takePrelude } from './backends.js';
@@ -59,8 +61,13 @@ export type Via =
 export interface BindVia {
   readonly kind: 'bind';
   readonly round: Round;
-  /** The node a statement any node answers goes to, and a check that `node` fits the round. */
+  /** The node a statement goes to: `node`, or for one any node answers, the batch's. */
   nodeFor(node: string, flexible: boolean): string;
+  /**
+   * The batch's round for a statement on `node`: its round, or when that is on another node a
+   * new one after it was sent (the batch then runs in a transaction across nodes).
+   */
+  roundFor(node: string): Round | Promise<Round>;
   /**
    * Adds the statement's own messages (Parse if need be, the Bind) once the backend is there;
    * `effect` and `state` are applied if its Execute, later in the batch, succeeds.
@@ -99,9 +106,13 @@ export function execute(
     case 'all':
       if (r.nodes.length === 1 && via.kind === 'query')
         return single(s, stmt, d, r.nodes[0]!, false, via, state);
-      return several(s, d, via, () => runOnAll(s, r, stmt.analysis, d.epoch.snapshot));
+      return several(s, d, via, () =>
+        runOnAll(s, r, stmt.analysis, d.epoch.snapshot, boundOf(via)),
+      );
     case 'multi_write':
-      return several(s, d, via, () => runMultiWrite(s, r, stmt.analysis, d.epoch.snapshot));
+      return several(s, d, via, () =>
+        runMultiWrite(s, r, stmt.analysis, d.epoch.snapshot, boundOf(via)),
+      );
     case 'scatter':
       if (a.kind === 'utility' && a.command === 'declare_cursor')
         return several(s, d, via, () => declareAcross(s, r, a, d.epoch.snapshot, cursorOut(via)));
@@ -115,12 +126,16 @@ export function execute(
           snapshot: d.epoch.snapshot,
         }),
       );
-    case 'split':
-      if (via.kind !== 'query' || stmt.analysis.kind !== 'insert')
-        throw unsupported(
-          'a prepared INSERT whose rows go to several nodes is not supported yet; send it as a simple query or one row per statement',
-        );
-      return counted(d.epoch, runSplitInsert(s, r, stmt.analysis, d.epoch.snapshot));
+    case 'split': {
+      const a = stmt.analysis;
+      if (a.kind !== 'insert') throw new Error(`split route for ${a.kind}`);
+      return several(s, d, via, () => runSplitInsert(s, r, a, d.epoch.snapshot, boundOf(via)));
+    }
+    case 'insert_select': {
+      const a = stmt.analysis;
+      if (a.kind !== 'insert') throw new Error(`insert_select route for ${a.kind}`);
+      return several(s, d, via, () => runInsertSelect(s, r, a, d.epoch.snapshot, boundOf(via)));
+    }
     case 'refuse':
       throw unsupported(r.message);
     case 'params':
@@ -154,7 +169,21 @@ function several(
     via.keep(via.portal(d));
     return undefined;
   }
+  if (via.kind === 'portal' && via.maxRows > 0 && hasReturning(via.portal.analysis))
+    throw unsupported(
+      'fetching the RETURNING rows of a write across nodes in parts (Execute with a row limit) is not supported yet',
+    );
   return counted(d.epoch, run());
+}
+
+/** A portal's Bind, for a write the router runs on several nodes with the client's values. */
+function boundOf(via: Via): Bound | undefined {
+  if (via.kind !== 'portal' || via.portal.bound === undefined) return undefined;
+  return { values: via.portal.bound, describe: via.portal.describe };
+}
+
+function hasReturning(a: Analysis): boolean {
+  return (a.kind === 'insert' || a.kind === 'update' || a.kind === 'delete') && a.hasReturning;
 }
 
 /** Whether a cursor's answer starts with a RowDescription: a simple Query, or a Describe before. */
@@ -182,8 +211,24 @@ function single(
   state: SessionStateChange,
 ): Promise<void> | undefined {
   if (via.kind === 'portal') throw new Error('a one-node statement kept as a router portal');
-  const round = via.kind === 'query' ? new Round() : via.round;
-  const node = via.kind === 'query' ? pickNode(s, target, flexible) : via.nodeFor(target, flexible);
+  if (via.kind === 'query')
+    return take(s, stmt, d, new Round(), pickNode(s, target, flexible), via, state);
+  const node = via.nodeFor(target, flexible);
+  const round = via.roundFor(node);
+  if (round instanceof Promise) return round.then((r) => take(s, stmt, d, r, node, via, state));
+  return take(s, stmt, d, round, node, via, state);
+}
+
+/** The statement's backend for `node` in `round`: taken by its policy, or the round's own. */
+function take(
+  s: Session,
+  stmt: Statement,
+  d: Routed<Epoch>,
+  round: Round,
+  node: string,
+  via: Via & { kind: 'query' | 'bind' },
+  state: SessionStateChange,
+): Promise<void> | undefined {
   if (round.backend === undefined) {
     const laneName = via.kind === 'bind' ? via.laneName : undefined;
     const policy = acquisition(s, node, laneName);
@@ -214,6 +259,7 @@ function queue(
   }
   round.enter(d.epoch);
   if (via.kind === 'bind') {
+    round.note(a);
     via.push(round, d.effect, state);
     return undefined;
   }

@@ -17,8 +17,8 @@ export type Expectation =
   | { readonly t: 'describe_p' }
   /** Execute: rows until CommandComplete, PortalSuspended or EmptyQueryResponse. */
   | { readonly t: 'execute' }
-  /** Sync: ReadyForQuery. */
-  | { readonly t: 'sync' }
+  /** Sync: ReadyForQuery (`own`: the router's Sync, whose ReadyForQuery the client does not see). */
+  | { readonly t: 'sync'; readonly own?: boolean }
   /** The router's own failing Execute standing in for a refused statement: its error becomes `bytes`. */
   | { readonly t: 'poison'; readonly bytes: Buffer }
   /** Frames the router makes up, sent when they reach the head. */
@@ -30,3 +30,4 @@ export const EXPECT_DESCRIBE_STATEMENT: Expectation = { t: 'describe_s' };
 export const EXPECT_DESCRIBE_PORTAL: Expectation = { t: 'describe_p' };
 export const EXPECT_EXECUTE: Expectation = { t: 'execute' };
 export const EXPECT_SYNC: Expectation = { t: 'sync' };
+export const EXPECT_OWN_SYNC: Expectation = { t: 'sync', own: true };

@@ -17,7 +17,12 @@ import {
   type NoticeFields,
 } from '@tessera/pg-wire';
 import type { Snapshot } from '@tessera/keyspace';
-import { rebuildInsert, type Analysis, type InsertAnalysis } from '@tessera/sql';
+import {
+  rebuildInsert,
+  rebuildInsertRenumbered,
+  type Analysis,
+  type InsertAnalysis,
+} from '@tessera/sql';
 import { MergeError, mergeReturning, type Row } from '@tessera/merge';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { AllRoute, MultiWriteRoute, SplitInsertRoute } from '../routing/route-types.js';
@@ -31,12 +36,23 @@ import { atomically } from './cross-node.js';
 import { ownedRowsOnly } from '../routing/owned-rows.js';
 import { namedSnapshot } from '../routing/names.js';
 import { sessionNames } from '../session/names.js';
+import { boundRun, subsetOf, type BoundValues } from './bound.js';
 
 export interface Part {
   readonly node: string;
   readonly sql: string;
   /** Run after `sql` on the same node, in the same transaction (a fence). */
   readonly after?: string | undefined;
+  /** The client's Bind (extended protocol): `sql` runs as an unnamed statement with these values. */
+  readonly bind?: BoundValues | undefined;
+  /** With `bind`: a Describe of the portal first (the client asked for one before the Execute). */
+  readonly describe?: boolean;
+}
+
+/** A portal's Bind (extended protocol) and whether its Describe came just before its Execute. */
+export interface Bound {
+  readonly values: BoundValues;
+  readonly describe: boolean;
 }
 
 export interface PartResult {
@@ -104,10 +120,19 @@ export async function runParts(
   const runs = await Promise.allSettled(
     parts.map(async (p) => {
       const e = engaged.get(p.node)!;
-      const messages = [...e.messages, q(p.sql)];
-      const expect: Expectation[] = [...e.expect, { t: 'query', ready: false }];
+      const messages = [...e.messages];
+      const expect: Expectation[] = [...e.expect];
       e.messages.length = 0;
       e.expect.length = 0;
+      if (p.bind === undefined) {
+        messages.push(q(p.sql));
+        expect.push({ t: 'query', ready: false });
+      } else {
+        const run = boundRun(p.sql, p.bind, p.describe === true);
+        messages.push(...run.messages);
+        expect.push(...run.expect);
+        e.backend.unnamedOwner = undefined;
+      }
       if (p.after !== undefined) {
         messages.push(q(p.after));
         expect.push({ t: 'quiet' });
@@ -126,13 +151,13 @@ export async function runParts(
   return results;
 }
 
-function firstError(results: readonly PartResult[]): Error | undefined {
+export function firstError(results: readonly PartResult[]): Error | undefined {
   const e = results.find((r) => r.error !== undefined)?.error;
   return e === undefined ? undefined : new BackendError(e);
 }
 
 /** The row count of each node's last CommandComplete. */
-function rowCounts(results: readonly PartResult[], verb: string): number[] {
+export function rowCounts(results: readonly PartResult[], verb: string): number[] {
   return results.map((res) => {
     const tag = res.tags[res.tags.length - 1];
     const n = tag === undefined ? undefined : commandRowCount(tag);
@@ -166,8 +191,15 @@ export async function runOnAll(
   r: AllRoute,
   a: Analysis,
   snapshot: Snapshot,
+  bound?: Bound,
 ): Promise<void> {
-  const parts = r.nodes.map((node) => ({ node, sql: a.sql, after: r.after.get(node) }));
+  const parts = r.nodes.map((node, i) => ({
+    node,
+    sql: a.sql,
+    after: r.after.get(node),
+    bind: bound?.values,
+    describe: i === 0 && bound?.describe === true,
+  }));
   // Each node would take it in an implicit transaction of its own and drop it at once.
   if (r.why === 'lock' && !s.inTransaction())
     throw new RouterError(
@@ -204,8 +236,15 @@ export async function runSplitInsert(
   r: SplitInsertRoute,
   a: InsertAnalysis,
   snapshot: Snapshot,
+  bound?: Bound,
 ): Promise<void> {
-  const parts = r.parts.map((p) => ({ node: p.node, sql: rebuildInsert(a, p.rows) }));
+  const parts = r.parts.map((p, i): Part => {
+    if (bound === undefined) return { node: p.node, sql: rebuildInsert(a, p.rows) };
+    // Each part names only its rows' parameters, renumbered: one it left out has no type.
+    const own = rebuildInsertRenumbered(a, p.rows);
+    const bind = subsetOf(bound.values, own.paramIndexes);
+    return { node: p.node, sql: own.sql, bind, describe: i === 0 && bound.describe };
+  });
   let results: PartResult[] = [];
   let returning: Buffer[] = [];
   await atomically(s, async () => {
@@ -221,8 +260,28 @@ export async function runSplitInsert(
     return undefined;
   });
   const total = rowCounts(results, 'INSERT').reduce((x, y) => x + y, 0);
+  if (!a.hasReturning) for (const b of headOf(results[0]!)) s.out.push(b);
   for (const b of returning) s.out.push(b);
   s.out.push(writeCommandComplete(new Writer(32), `INSERT 0 ${total}`).flush());
+}
+
+/** What leads a statement's answer: RowDescription or NoData (if described) and notices. */
+function isHead(code: number): boolean {
+  return (
+    code === BackendCode.RowDescription ||
+    code === BackendCode.NoData ||
+    code === BackendCode.NoticeResponse
+  );
+}
+
+/** The head frames of one part's answer. */
+export function headOf(result: PartResult): Buffer[] {
+  const head: Buffer[] = [];
+  const reader = new FrameReader();
+  for (const piece of result.output.pieces) reader.push(piece);
+  for (let f = reader.next(); f; f = reader.next())
+    if (isHead(f.code)) head.push(Buffer.from(frameBytes(f)));
+  return head;
 }
 
 /** The first part's RowDescription (and notices), then every part's rows in VALUES order. */
@@ -234,11 +293,7 @@ function returningInValuesOrder(r: SplitInsertRoute, results: readonly PartResul
     for (const piece of results[i]!.output.pieces) reader.push(piece);
     for (let f = reader.next(); f; f = reader.next()) {
       if (f.code === BackendCode.DataRow) returned.push(decodeDataRow(Buffer.from(f.body)));
-      else if (
-        i === 0 &&
-        (f.code === BackendCode.RowDescription || f.code === BackendCode.NoticeResponse)
-      )
-        head.push(Buffer.from(frameBytes(f)));
+      else if (i === 0 && isHead(f.code)) head.push(Buffer.from(frameBytes(f)));
     }
     return { rows: p.rows, returned };
   });
@@ -257,6 +312,7 @@ export async function runMultiWrite(
   r: MultiWriteRoute,
   a: Analysis,
   snapshot: Snapshot,
+  bound?: Bound,
 ): Promise<void> {
   const verb = a.kind === 'update' ? 'UPDATE' : a.kind === 'delete' ? 'DELETE' : undefined;
   if (verb === undefined) throw new Error(`multi_write route for ${a.kind}`);
@@ -265,7 +321,12 @@ export async function runMultiWrite(
   await atomically(s, async () => {
     results = await runParts(
       s,
-      r.nodes.map((node) => ({ node, sql: ownedRowsOnly(named, node, a.sql) })),
+      r.nodes.map((node, i) => ({
+        node,
+        sql: ownedRowsOnly(named, node, a.sql),
+        bind: bound?.values,
+        describe: i === 0 && bound?.describe === true,
+      })),
       true,
       snapshot,
     );
@@ -276,10 +337,7 @@ export async function runMultiWrite(
     const reader = new FrameReader();
     for (const p of res.output.pieces) reader.push(p);
     for (let f = reader.next(); f; f = reader.next()) {
-      const keep =
-        f.code === BackendCode.DataRow ||
-        (i === 0 &&
-          (f.code === BackendCode.RowDescription || f.code === BackendCode.NoticeResponse));
+      const keep = f.code === BackendCode.DataRow || (i === 0 && isHead(f.code));
       if (keep) s.out.push(Buffer.from(frameBytes(f)));
     }
   });

@@ -8,7 +8,8 @@ import type { Effect } from '../commands/plan.js';
 import type { Backend } from '../pool/backend.js';
 import type { Pool } from '../pool/pool.js';
 import type { Session } from '../session/session.js';
-import type { SessionStateChange } from '@tessera/sql';
+import type { Analysis, SessionStateChange } from '@tessera/sql';
+import { isWrite } from '../routing/writes.js';
 import { applyState, settle } from './backends.js';
 import type { ExchangeResult, Expectation } from './exchange.js';
 import { run1, runShared } from './run.js';
@@ -46,10 +47,30 @@ export class Round {
   #pending: Pending[] | undefined;
   #epoch: Epoch | undefined;
   #moreEpochs: Epoch[] | undefined;
+  /** The client's statements in the round, looked into only if the batch crosses nodes. */
+  #statement: Analysis | undefined;
+  #moreStatements: Analysis[] | undefined;
 
   /** Whether a statement of the client's is queued (not only the router's own messages). */
   get queued(): boolean {
     return this.expect.length > 0;
+  }
+
+  /** The client's statement `a` is in this round. */
+  note(a: Analysis): void {
+    if (this.#statement === undefined) this.#statement = a;
+    else (this.#moreStatements ??= []).push(a);
+  }
+
+  /** Whether a statement of the round may write (asked when its batch crosses nodes). */
+  mayWrite(): boolean {
+    const a = this.#statement;
+    return a !== undefined && (isWrite(a) || (this.#moreStatements?.some(isWrite) ?? false));
+  }
+
+  /** The epoch the round's first statement was admitted under. */
+  get firstEpoch(): Epoch | undefined {
+    return this.#epoch;
   }
 
   /** A statement admitted under `e` is in this round: `e` counts it until the round is over. */

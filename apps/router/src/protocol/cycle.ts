@@ -2,6 +2,7 @@
 // Describe) keeps its backend, and the next batch goes on there, until a Sync ends the cycle.
 import { FrontendCode, SYNC, decodeDescribe, decodeExecute } from '@tessera/pg-wire';
 import type { Backend } from '../pool/backend.js';
+import type { Round } from '../execute/round.js';
 import type { InMsg } from '../session/client-in.js';
 import { settle } from '../execute/backends.js';
 import { run1 } from '../execute/run.js';
@@ -29,6 +30,23 @@ export async function closeOpenCycle(s: Session, backend: Backend): Promise<void
   s.cycle = undefined;
   for (const e of s.cycleEpochs.splice(0)) e.leave();
   settle(s, node);
+}
+
+/**
+ * Whether the open cycle's backend (the round's) is not needed: this batch's statements go
+ * elsewhere and use no portal of it, and the cycle ran no statement (Parse, Describe, Flush,
+ * then Bind/Execute/Sync elsewhere), so the cycle ends first. One that ran statements stays:
+ * the batch then crosses nodes, and those join its transaction (crossing.ts).
+ */
+export function cycleNotNeeded(
+  s: Session,
+  round: Round,
+  batch: readonly InMsg[],
+  preferred: () => string | undefined,
+): boolean {
+  if (round.backend === undefined || round.queued || s.cycleEpochs.length > 0) return false;
+  const elsewhere = preferred();
+  return elsewhere !== undefined && elsewhere !== round.node && !usesOpenPortal(batch);
 }
 
 /** Whether the batch uses a portal bound before it (Execute/Describe/Close of a portal it did not Bind). */

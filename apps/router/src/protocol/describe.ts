@@ -4,13 +4,18 @@
 // key pins, the batch's, the transaction's, or home). Of a portal: by the node it was bound on,
 // or by the router for its own portals.
 import {
+  BackendCode,
+  FrameReader,
   FrontendCode,
   NO_DATA,
   Writer,
   decodeDescribe,
   decodeExecute,
+  decodeRowDescription,
+  frameBytes,
   writeDescribe,
   writeParameterDescription,
+  writeRowDescription,
 } from '@tessera/pg-wire';
 import {
   EXPECT_DESCRIBE_PORTAL,
@@ -29,7 +34,8 @@ import type { Analysis } from '@tessera/sql';
 import type { Route } from '../routing/route-types.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
-import { prepareOn, statementNamed, type StatementRecord } from '../statement/prepared.js';
+import type { RouterPortal } from '../statement/portal.js';
+import { prepareOn, statementNamed, StatementRecord } from '../statement/prepared.js';
 import { cursorDescription, cursorNode } from '../scatter/cursor-wire.js';
 import { admitNow } from './admission.js';
 
@@ -53,14 +59,46 @@ export function describe(b: Batch, m: InMsg, next: InMsg | undefined): Promise<v
   // FETCH from a cursor the router runs: the cursor's columns.
   const fetched = p.kind === 'several' ? cursorDescription(b.s, p.analysis) : undefined;
   if (fetched !== undefined) return void b.synth(fetched);
-  if (p.kind === 'local' || p.decision.route.kind !== 'scatter') return void b.synth(NO_DATA);
+  const scatter = p.kind === 'several' && p.decision.route.kind === 'scatter';
+  if (p.kind === 'local' || (!scatter && p.bound === undefined)) return void b.synth(NO_DATA);
   if (next?.code === FrontendCode.Execute && decodeExecute(next.body).portal === d.name) {
     // The RowDescription the executor produces leads the Execute's rows, just after.
     p.describe = true;
     return undefined;
   }
   if (b.round.backend !== undefined) throw scatterPipeline();
-  return scatterDescribeFrame(b.s, p).then(b.synth);
+  if (scatter) return scatterDescribeFrame(b.s, p).then(b.synth);
+  return writePortalFrame(b.s, p).then(b.synth);
+}
+
+/**
+ * RowDescription (or NoData) of a write across nodes described apart from its Execute: its
+ * statement described by one node, in the result formats of the portal's Bind.
+ */
+async function writePortalFrame(
+  s: Session,
+  p: RouterPortal & { kind: 'several' },
+): Promise<Buffer> {
+  const d = p.decision;
+  const node = severalNode(p.analysis, d.route, d.epoch.snapshot.home) ?? d.epoch.snapshot.home;
+  const rec = new StatementRecord('', p.sql, p.bound?.types ?? [], [p.analysis]);
+  const frames = await describeStatementFrames(s, node, rec, d.epoch.snapshot, true);
+  const reader = new FrameReader();
+  reader.push(frames);
+  const out: Buffer[] = [];
+  for (let f = reader.next(); f; f = reader.next()) {
+    if (f.code !== BackendCode.RowDescription) {
+      out.push(Buffer.from(frameBytes(f)));
+      continue;
+    }
+    const formats = p.bound?.resultFormats ?? [];
+    const fields = decodeRowDescription(Buffer.from(f.body)).map((field, i) => ({
+      ...field,
+      format: formats.length === 0 ? 0 : (formats[formats.length === 1 ? 0 : i] ?? 0),
+    }));
+    out.push(writeRowDescription(new Writer(256), fields).flush());
+  }
+  return Buffer.concat(out);
 }
 
 /** A Describe of a portal bound on a node: that node answers (the batch's backend). */
@@ -107,19 +145,24 @@ function describeStatement(b: Batch, m: InMsg, rec: StatementRecord): Promise<vo
     });
     const r = d.kind === 'routed' ? d.route : undefined;
     const queued = b.round.backend !== undefined;
-    // Inside a transaction only a read across nodes: its Execute needs no backend engaged.
-    const own =
-      !queued && b.preferredNode() === undefined && (!s.inTransaction() || r?.kind === 'scatter');
-    // A statement for several nodes (a write across nodes, a split INSERT, DDL) or a read whose
-    // rows may come from several: described by one node that has its tables, on a round trip of
-    // its own (no backend is left engaged in this batch), so its ParameterDescription and
-    // RowDescription are the ones Postgres gives.
+    // A write for several nodes always, a read whose rows may come from several when nothing
+    // picked a node (inside a transaction too: its Execute needs no backend engaged): described
+    // by one node that has its tables, on a round trip of its own (no backend is left engaged in
+    // this batch), so its ParameterDescription and RowDescription are the ones Postgres gives.
+    // In a batch already on a node, that node describes it.
     const several = r === undefined ? undefined : severalNode(a, r, snapshot.home);
+    const write =
+      r?.kind === 'all' ||
+      r?.kind === 'multi_write' ||
+      r?.kind === 'split' ||
+      r?.kind === 'insert_select';
+    const own =
+      !queued &&
+      (write || (b.preferredNode() === undefined && (!s.inTransaction() || r?.kind === 'scatter')));
     if (own && several !== undefined)
       return describeStatementFrames(s, several, rec, snapshot).then(b.synth);
-    // Answered by the router: session commands, and (in a batch or transaction already on a
-    // node) statements for every node, which then run on their own at Execute.
-    if (d.kind === 'local' || (!queued && (r?.kind === 'all' || r?.kind === 'multi_write'))) {
+    // Answered by the router: session commands.
+    if (d.kind === 'local') {
       b.synth(writeParameterDescription(new Writer(32), rec.paramTypes).flush());
       return void b.synth(NO_DATA);
     }
@@ -135,6 +178,7 @@ function severalNode(a: Analysis, r: Route, home: string): string | undefined {
   switch (r.kind) {
     case 'all':
     case 'multi_write':
+    case 'insert_select':
     case 'scatter':
       return r.nodes[0];
     case 'split':

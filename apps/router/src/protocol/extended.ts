@@ -16,16 +16,14 @@ import { NO_SESSION_STATE, type Analysis, type SessionStateChange } from '@tesse
 import { typedParams } from '../routing/key-hash.js';
 import type { Routed } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
-import type { Effect } from '../commands/plan.js';
+import type { Effect, SessionCommand } from '../commands/plan.js';
 import { runCommand } from '../commands/run-command.js';
-import { unsupported } from '../errors.js';
 import { acquire, acquisition, pipelinableRead } from '../execute/acquire.js';
 import { pickNode, takePrelude } from '../execute/backends.js';
 import { EXPECT_EXECUTE, EXPECT_ONE, EXPECT_SYNC } from '../execute/exchange.js';
 import { execute, type BindVia } from '../execute/executor.js';
 import { Round, sendRound } from '../execute/round.js';
 import type { Backend } from '../pool/backend.js';
-import { scatterPipeline } from '../scatter/portal.js';
 import { cursorsEndedBySync, dropPortal } from '../scatter/cursor-wire.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
@@ -37,25 +35,35 @@ import { filledRecord, prefillBatch, type Prefilled } from '../sequences/prefill
 import { noteDdl } from '../session/names.js';
 import { executeAsBind } from '../statement/sql-prepared.js';
 import { admitted } from './admission.js';
-import { closeOpenCycle, openCycleBackend, usesOpenPortal } from './cycle.js';
+import { closeOpenCycle, cycleNotNeeded, openCycleBackend } from './cycle.js';
 import { describe, type Batch } from './describe.js';
 import { preferredNode } from './lookahead.js';
-import { close, parse } from './messages.js';
-import { checkLocalInPipeline, refuse, runPortal, severalPortal } from './portals.js';
+import { bindEmpty, close, parse } from './messages.js';
+import { checkLocalInPipeline, refuse, severalPortal } from './portals.js';
 import { queueSingleRunTail } from './single-run.js';
+import { runRouterPortal } from './router-portal.js';
+import { Answered, beforeLocal, crossOver, finishCrossed, type CrossingBatch } from './crossing.js';
 
 type SeveralPortal = RouterPortal & { kind: 'several' };
 
-export function handleBatch(s: Session, batch: readonly InMsg[]): Promise<void> | undefined {
-  return new BatchRun(s, batch).run();
+/** `failed`: the batch is the Sync ending a batch that failed (the messages between were skipped). */
+export function handleBatch(
+  s: Session,
+  batch: readonly InMsg[],
+  failed = false,
+): Promise<void> | undefined {
+  return new BatchRun(s, batch, failed).run();
 }
 
 /** One batch's run; it is also the executor's view of its Binds (BindVia). */
-class BatchRun implements Batch, BindVia {
+class BatchRun implements Batch, BindVia, CrossingBatch {
   readonly kind = 'bind';
-  readonly round = new Round();
-  private readonly endsWithSync: boolean;
-  private i = 0;
+  round = new Round();
+  /** Its statements run on several nodes, in a transaction (crossing.ts). */
+  crossed: boolean;
+  readonly endsWithSync: boolean;
+  /** The message being handled, by index. */
+  at = 0;
   /** Effects and pins of Binds on a node, applied if their Execute succeeds. */
   private afterRun:
     Map<string, { effect: Effect | undefined; state: SessionStateChange }> | undefined;
@@ -71,8 +79,11 @@ class BatchRun implements Batch, BindVia {
   constructor(
     readonly s: Session,
     readonly batch: readonly InMsg[],
+    private failedHere: boolean,
   ) {
     this.endsWithSync = batch[batch.length - 1]!.code === FrontendCode.Sync;
+    // A batch ended by a Flush left its transaction across nodes open: this one goes on in it.
+    this.crossed = s.txn.implicit;
     // A cycle left open at a Flush continues on its backend (cycle.ts).
     const open = openCycleBackend(s);
     if (open !== undefined) {
@@ -91,15 +102,10 @@ class BatchRun implements Batch, BindVia {
   private start(prefilled: Prefilled | undefined): Promise<void> | undefined {
     this.prefilled = prefilled;
     const { round, s } = this;
-    // The open cycle's backend is not needed if this batch's statements go elsewhere and use no
-    // portal of it (Parse/Describe/Flush, then Bind/Execute/Sync elsewhere): the cycle ends first.
-    if (round.backend !== undefined && !round.queued) {
-      const elsewhere = this.preferredNode();
-      if (elsewhere !== undefined && elsewhere !== round.node && !usesOpenPortal(this.batch)) {
-        const backend = round.backend;
-        round.node = round.backend = round.policy = undefined;
-        return closeOpenCycle(s, backend).then(() => this.loop() ?? undefined);
-      }
+    if (cycleNotNeeded(s, round, this.batch, () => this.preferredNode())) {
+      const backend = round.backend!;
+      round.node = round.backend = round.policy = undefined;
+      return closeOpenCycle(s, backend).then(() => this.loop() ?? undefined);
     }
     return this.loop();
   }
@@ -108,8 +114,8 @@ class BatchRun implements Batch, BindVia {
   private loop(): Promise<void> | undefined {
     const n = this.batch.length;
     try {
-      for (; this.i < n; this.i++) {
-        const pending = this.step(this.batch[this.i]!);
+      for (; this.at < n; this.at++) {
+        const pending = this.step(this.batch[this.at]!);
         if (pending !== undefined) return this.loopAfter(pending);
       }
     } catch (e) {
@@ -121,8 +127,8 @@ class BatchRun implements Batch, BindVia {
   private async loopAfter(pending: Promise<void>): Promise<void> {
     try {
       await pending;
-      for (this.i++; this.i < this.batch.length; this.i++) {
-        const next = this.step(this.batch[this.i]!);
+      for (this.at++; this.at < this.batch.length; this.at++) {
+        const next = this.step(this.batch[this.at]!);
         if (next !== undefined) await next;
       }
     } catch (e) {
@@ -138,7 +144,7 @@ class BatchRun implements Batch, BindVia {
       case FrontendCode.Bind:
         return this.bindMessage(m);
       case FrontendCode.Describe:
-        return describe(this, m, this.batch[this.i + 1]);
+        return describe(this, m, this.batch[this.at + 1]);
       case FrontendCode.Execute:
         return this.executeMessage(m);
       case FrontendCode.Close:
@@ -147,6 +153,8 @@ class BatchRun implements Batch, BindVia {
         if (this.round.backend !== undefined) this.round.messages.push(m.raw);
         return;
       case FrontendCode.Sync:
+        // A batch across nodes ends its rounds and its transaction in finish().
+        if (this.crossed) return;
         if (this.round.backend === undefined) this.s.out.push(this.s.readyFrame());
         else {
           this.round.messages.push(m.raw);
@@ -166,20 +174,19 @@ class BatchRun implements Batch, BindVia {
     const s = this.s;
     const rec = statementNamed(s.statements, bindStatementName(m.body));
     const portal = m.body[0] === 0 ? '' : m.body.toString('utf8', 0, m.body.indexOf(0));
-    // A portal bound again goes (one fetched in parts across nodes closes its nodes' first).
     const closing = dropPortal(s, s.portals.get(portal));
     if (closing !== undefined) return closing.then(() => this.bindMessage(m));
     if (s.portals.size > 0) s.portals.delete(portal);
     this.afterRun?.delete(portal);
     const a = rec.analysis;
-    if (a === undefined) return this.bindEmpty(m, rec);
+    if (a === undefined) return bindEmpty(this, m, rec);
     if (a.kind === 'execute')
       return executeAsBind(s, m, portal, a, this.round.backend !== undefined, (e) => {
         this.filled = e.filled;
         return this.admitBind(e.bind, e.rec, portal, e.rec.analysis!);
       });
     noteDdl(s, [a]);
-    const own = filledRecord(s, this.prefilled?.get(this.i), rec);
+    const own = filledRecord(s, this.prefilled?.get(this.at), rec);
     this.filled = own !== undefined;
     return this.admitBind(m, own ?? rec, portal, own?.analysis ?? a);
   }
@@ -215,11 +222,11 @@ class BatchRun implements Batch, BindVia {
         throw d.error;
       case 'held':
         throw new Error('a held statement came back held');
-      case 'local':
-        checkLocalInPipeline(s, d.command, this.round);
-        s.portals.set(portal, { kind: 'local', command: d.command });
-        this.synth(BIND_COMPLETE);
-        return undefined;
+      case 'local': {
+        const before = beforeLocal(this, d.command);
+        if (before !== undefined) return before.then(() => this.local(portal, d.command));
+        return this.local(portal, d.command);
+      }
       case 'routed':
         this.bind = m;
         this.rec = rec;
@@ -232,25 +239,19 @@ class BatchRun implements Batch, BindVia {
     }
   }
 
-  /** A Bind on the round's node in the shape drivers send: the rest of the batch goes at once. */
-  private ran(pending: Promise<void> | undefined): Promise<void> | undefined {
-    if (pending !== undefined || this.i !== 0 || this.bind !== this.batch[0]) return pending;
-    if (this.afterRun === undefined && queueSingleRunTail(this.s, this.batch, this.round))
-      this.i = this.batch.length - 1;
+  /** A session command the router answers at its Execute. */
+  private local(portal: string, command: SessionCommand): undefined {
+    checkLocalInPipeline(this.s, command, this.round);
+    this.s.portals.set(portal, { kind: 'local', command });
+    this.synth(BIND_COMPLETE);
     return undefined;
   }
 
-  /** An empty statement: any backend answers EmptyQueryResponse. */
-  private bindEmpty(m: InMsg, rec: StatementRecord): Promise<void> | undefined {
-    const node = this.nodeFor(this.s.epoch().snapshot.home, true);
-    const got = this.backendFor(node, true);
-    const go = (b: Backend): void => {
-      const name = prepareOn(b, rec, this.s.settings.key(), this.round.messages, this.round.expect);
-      this.round.messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));
-      this.round.expect.push(EXPECT_ONE);
-    };
-    if (got instanceof Promise) return got.then(go);
-    go(got);
+  /** A Bind on the round's node in the shape drivers send: the rest of the batch goes at once. */
+  private ran(pending: Promise<void> | undefined): Promise<void> | undefined {
+    if (pending !== undefined || this.at !== 0 || this.bind !== this.batch[0]) return pending;
+    if (this.afterRun === undefined && queueSingleRunTail(this.s, this.batch, this.round))
+      this.at = this.batch.length - 1;
     return undefined;
   }
 
@@ -262,10 +263,13 @@ class BatchRun implements Batch, BindVia {
     if (flexible && s.txn.first === undefined) target = this.preferredNode() ?? target;
     const round = this.round;
     if (round.backend === undefined) return pickNode(s, target, flexible);
-    if (flexible || target === round.node) return round.node!;
-    throw unsupported(
-      `the statements of this pipeline run on different nodes ("${round.node}" and "${target}") before its Sync, which is not supported yet; send a Sync between them`,
-    );
+    return flexible ? round.node! : target;
+  }
+
+  roundFor(node: string): Round | Promise<Round> {
+    const round = this.round;
+    if (round.backend === undefined || round.node === node) return round;
+    return crossOver(this)!.then(() => this.round);
   }
 
   push(round: Round, effect: Effect | undefined, state: SessionStateChange): void {
@@ -298,14 +302,14 @@ class BatchRun implements Batch, BindVia {
   }
 
   portal(d: Routed<Epoch>): SeveralPortal {
-    return severalPortal(this.rec, this.bind, d, this.round.backend !== undefined);
+    return severalPortal(this.rec, this.bind, d);
   }
 
   /** Batch (Describe asks): the node the batch's first pinned Bind goes to (undefined: none). */
   preferredNode(): string | undefined {
     if (this.preferred === undefined)
       this.preferred =
-        preferredNode(this.s, this.batch, this.i, (k) => this.prefilled?.get(k)) ?? null;
+        preferredNode(this.s, this.batch, this.at, (k) => this.prefilled?.get(k)) ?? null;
     return this.preferred ?? undefined;
   }
 
@@ -328,9 +332,7 @@ class BatchRun implements Batch, BindVia {
     const p = ex === undefined ? undefined : s.portals.get(ex.portal);
     if (p === undefined) return this.forwardExecute(m, ex?.portal);
     if (p.kind === 'local') return runCommand(s, p.command, this.synth);
-    // Its rows go straight to the client: nothing of this batch may be queued on a backend.
-    if (this.round.backend !== undefined) throw scatterPipeline();
-    return runPortal(s, p, ex!.maxRows);
+    return runRouterPortal(this, p, ex!.maxRows);
   }
 
   private forwardExecute(m: InMsg, portal: string | undefined): Promise<void> | undefined {
@@ -355,7 +357,11 @@ class BatchRun implements Batch, BindVia {
   private async failed(e: unknown): Promise<void> {
     const s = this.s;
     if (s.closed) return;
-    await refuse(s, e, this.round, this.synth);
+    if (!(e instanceof Answered)) await refuse(s, e, this.round, this.synth);
+    if (this.crossed) {
+      this.failedHere = true;
+      return this.finish();
+    }
     // Everything up to the Sync is skipped, as Postgres does after an error.
     if (!this.endsWithSync) s.skipUntilSync = true;
     else if (this.round.backend === undefined) s.out.push(s.readyFrame());
@@ -369,6 +375,8 @@ class BatchRun implements Batch, BindVia {
   /** Sends the round (if anything is for a node), then ends the batch. */
   private finish(): Promise<void> | undefined {
     const { s, round } = this;
+    if (this.crossed)
+      return finishCrossed(this, this.endsWithSync, this.failedHere).then(() => this.ended());
     if (round.backend === undefined || round.messages.length === 0) return this.ended();
     return sendRound(s, round, !this.endsWithSync).then(
       () => this.ended(),

@@ -1,13 +1,22 @@
 // The extended-protocol messages the router answers on its own: Parse (the statement is kept and
-// prepared lazily where it runs) and Close (a client name goes; a portal on a node is closed there).
-import { CLOSE_COMPLETE, PARSE_COMPLETE, decodeClose, decodeParse } from '@tessera/pg-wire';
+// prepared lazily where it runs) and Close (a client name goes; a portal on a node is closed
+// there); and the Bind of an empty statement, which any backend answers.
+import {
+  CLOSE_COMPLETE,
+  PARSE_COMPLETE,
+  decodeClose,
+  decodeParse,
+  rewriteBindStatement,
+} from '@tessera/pg-wire';
 import { RouterError, SQLSTATE } from '../errors.js';
 import { EXPECT_ONE } from '../execute/exchange.js';
 import type { Round } from '../execute/round.js';
+import type { Backend } from '../pool/backend.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
-import { StatementRecord } from '../statement/prepared.js';
+import { StatementRecord, prepareOn } from '../statement/prepared.js';
 import type { RouterPortal } from '../statement/portal.js';
+import type { Batch } from './describe.js';
 
 /** Parse: remembered; prepared on a backend when a Bind or Describe needs it there. */
 export function parse(s: Session, m: InMsg, synth: (b: Buffer) => void): undefined {
@@ -49,5 +58,24 @@ export function close(
     round.messages.push(m.raw);
     round.expect.push(EXPECT_ONE);
   }
+  return undefined;
+}
+
+/** An empty statement: any backend answers EmptyQueryResponse (the batch's, if it has one). */
+export function bindEmpty(
+  b: Batch & { nodeFor(node: string, flexible: boolean): string },
+  m: InMsg,
+  rec: StatementRecord,
+): Promise<void> | undefined {
+  const node = b.nodeFor(b.s.epoch().snapshot.home, true);
+  const got = b.backendFor(node, true);
+  const go = (backend: Backend): void => {
+    const { messages, expect } = b.round;
+    const name = prepareOn(backend, rec, b.s.settings.key(), messages, expect);
+    messages.push(name === '' ? m.raw : rewriteBindStatement(m.body, name));
+    expect.push(EXPECT_ONE);
+  };
+  if (got instanceof Promise) return got.then(go);
+  go(got);
   return undefined;
 }

@@ -2,12 +2,11 @@
 // Execute, and a refused message answered in its place: an ErrorResponse, with the node's part
 // of the transaction failed in order when the batch already queued work for a backend.
 import { Writer, writeBind, writeExecute, writeParse } from '@tessera/pg-wire';
-import type { Analysis } from '@tessera/sql';
 import type { SessionCommand } from '../commands/plan.js';
 import { unsupported } from '../errors.js';
+import { boundValues } from '../execute/bound.js';
 import type { Routed } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
-import type { AllRoute, MultiWriteRoute } from '../routing/route-types.js';
 import { bindValues } from '../scatter/portal.js';
 import type { InMsg } from '../session/client-in.js';
 import type { RouterPortal } from '../statement/portal.js';
@@ -16,8 +15,6 @@ import { failTransaction, POISON_SQL } from '../execute/backends.js';
 import type { Round } from '../execute/round.js';
 import { errorFields, errorFrame } from '../session/errors-wire.js';
 import type { Session } from '../session/session.js';
-import type { Statement } from '../statement/statement.js';
-import { execute } from '../execute/executor.js';
 
 const NO_VALUES = Object.freeze({ values: [], formats: [], types: [], paramCount: 0 });
 
@@ -26,69 +23,29 @@ export function severalPortal(
   rec: StatementRecord,
   bind: InMsg,
   d: Routed<Epoch>,
-  queued: boolean,
 ): RouterPortal & { kind: 'several' } {
   const a = rec.analysis!;
   const r = d.route;
-  if (r.kind === 'all' || r.kind === 'multi_write') checkBindOnSeveral(a, r, queued);
-  const values = r.kind === 'scatter' ? bindValues(rec, a, bind.body) : NO_VALUES;
-  return { kind: 'several', decision: d, analysis: a, sql: rec.sql, bind: values, describe: false };
-}
-
-/** The Execute of a portal the router runs itself (a Describe just before it is answered by then). */
-export function runPortal(
-  s: Session,
-  p: RouterPortal & { kind: 'several' },
-  maxRows: number,
-): Promise<void> | undefined {
-  const stmt: Statement = {
-    analysis: p.analysis,
-    params: undefined,
-    protocol: 'extended',
-    purpose: 'run',
-  };
-  const ran = execute(s, stmt, p.decision, { kind: 'portal', portal: p, maxRows });
-  if (ran === undefined) {
-    p.describe = false;
-    return undefined;
-  }
-  return ran.then(() => void (p.describe = false));
+  const portal = {
+    kind: 'several',
+    decision: d,
+    analysis: a,
+    sql: rec.sql,
+    describe: false,
+  } as const;
+  if (r.kind === 'scatter') return { ...portal, bind: bindValues(rec, a, bind.body) };
+  // DDL and maintenance take no parameters and return no rows: sent as simple queries.
+  if (r.kind === 'all' && r.why !== 'reference_write') return { ...portal, bind: NO_VALUES };
+  // A write: each node gets the client's Bind as it came (values, formats, result formats).
+  return { ...portal, bind: NO_VALUES, bound: boundValues(bind.body, rec.paramTypes) };
 }
 
 /**
- * Refuses, at its Bind, a statement the router would run on several nodes at Execute where the
- * extended protocol cannot have it yet: with parameters, behind statements queued for a backend
- * (`queued`), or an UPDATE/DELETE ... RETURNING across nodes.
- */
-export function checkBindOnSeveral(
-  a: Analysis,
-  r: AllRoute | MultiWriteRoute,
-  queued: boolean,
-): void {
-  if (a.paramCount > 0 || queued)
-    throw unsupported(
-      'a statement that runs on several nodes cannot take parameters or share a pipeline with others yet',
-    );
-  if (r.kind === 'multi_write' && (a.kind === 'update' || a.kind === 'delete') && a.hasReturning)
-    throw unsupported(
-      `${a.kind.toUpperCase()} ... RETURNING whose rows span nodes is not supported through the extended query protocol yet; send it as a simple query`,
-    );
-}
-
-/**
- * Refuses, at its Bind, a session command the router answers at its Execute where messages of
- * the batch already wait for a backend: they would run after it, in the wrong order.
+ * Refuses, at its Bind, a PREPARE behind statements of the batch queued for a backend: a node
+ * checks it in the session's context, ahead of that queue. (Transaction control and SET across
+ * nodes come after what is queued: crossing.ts beforeLocal sends it first.)
  */
 export function checkLocalInPipeline(s: Session, command: SessionCommand, round: Round): void {
-  if (
-    s.txn.phase === 'cross' &&
-    round.queued &&
-    (command.kind === 'transaction' || command.kind === 'set')
-  )
-    throw unsupported(
-      'transaction control and SET after other statements in one pipeline are not supported in a transaction across nodes; send a Sync first',
-    );
-  // A node checks PREPARE in the session's context: on the batch's backend, ahead of its queue.
   if (command.kind === 'prepare' && round.backend !== undefined)
     throw unsupported(
       'PREPARE after other statements in one pipeline is not supported by the router; send a Sync first',

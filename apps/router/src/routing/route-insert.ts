@@ -38,13 +38,15 @@ export function routeInsert(
     (other === undefined || other.view.keyspace.owners.join() === onlyOwner)
   )
     return single(onlyOwner);
+  // Colocated with the target or not: decided with the target's columns (insert-select.ts).
+  if (a.source === 'select') return { kind: 'insert_select', nodes: ks.owners };
   if (other)
     return refuse(
       `an INSERT into sharded table ${qualified(target)} that reads sharded table ${qualified(other.view)} is not supported yet`,
     );
   if (a.source !== 'values' || a.rows === undefined) {
     return refuse(
-      `INSERT into sharded table ${qualified(target)} needs a VALUES list (INSERT ... SELECT and DEFAULT VALUES are not supported yet)`,
+      `INSERT ... DEFAULT VALUES into sharded table ${qualified(target)} is not supported (its key column "${target.keyColumn}" needs a value)`,
     );
   }
   if (a.columns === undefined) {

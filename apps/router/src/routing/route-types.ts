@@ -27,6 +27,16 @@ export interface SplitInsertRoute {
   readonly parts: readonly { readonly node: string; readonly rows: readonly number[] }[];
 }
 
+/**
+ * INSERT ... SELECT into a sharded table whose rows may go to several of `nodes` (the target's
+ * owners): run on each as it is when the SELECT is colocated with the target, else read through
+ * the router and inserted by row owner (execute/insert-select.ts decides, with the table's columns).
+ */
+export interface InsertSelectRoute {
+  readonly kind: 'insert_select';
+  readonly nodes: readonly string[];
+}
+
 /** COPY FROM STDIN: into one node, every node (reference), or split by the key column. */
 export type CopyRoute =
   | { readonly kind: 'copy'; readonly mode: 'node'; readonly node: string }
@@ -77,6 +87,7 @@ export type Route =
   | NodeRoute
   | AllRoute
   | SplitInsertRoute
+  | InsertSelectRoute
   | CopyRoute
   | ScatterRoute
   | MultiWriteRoute
@@ -114,6 +125,7 @@ export function routeLabel(r: Route): RouteLabel {
       return r.label;
     case 'all':
     case 'split':
+    case 'insert_select':
     case 'multi_write':
       return 'all';
     case 'copy':

@@ -156,8 +156,9 @@ export class Connection {
     this.batch = [];
     if (s.skipUntilSync) {
       s.skipUntilSync = false;
-      // The backend of the open cycle skips to this Sync too: let it answer.
-      if (s.cycle !== undefined) return handleBatch(s, [m]);
+      // The backend of the open cycle skips to this Sync too: let it answer. A batch's own
+      // transaction across nodes is rolled back.
+      if (s.cycle !== undefined || s.txn.implicit) return handleBatch(s, [m], true);
       s.out.push(s.readyFrame());
       s.out.flush();
       return;

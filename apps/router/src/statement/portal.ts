@@ -5,6 +5,7 @@ import type { Analysis } from '@tessera/sql';
 import type { Routed } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
 import type { SessionCommand } from '../commands/plan.js';
+import type { BoundValues } from '../execute/bound.js';
 
 /** The client's Bind of a statement the router runs across nodes. */
 export interface BindValues {
@@ -27,6 +28,8 @@ export type RouterPortal =
       /** The client's statement text (a Describe of the portal asks a node about it). */
       readonly sql: string;
       readonly bind: BindValues;
+      /** A write's Bind, sent to each node as it came (undefined: a read across nodes). */
+      readonly bound?: BoundValues | undefined;
       /** A Describe of the portal came just before its Execute: the Execute sends the RowDescription. */
       describe: boolean;
     };

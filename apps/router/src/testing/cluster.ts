@@ -35,6 +35,8 @@ export interface ClusterOptions {
   router?: Partial<RouterConfig>;
   /** Coordinator settings over the fixture's (e.g. routerLeaseMs). */
   coordinator?: Partial<CoordinatorConfig>;
+  /** Data nodes (the keyspaces' ranges are spread over them); default 2. */
+  dataNodes?: number;
 }
 
 export interface TestCluster {
@@ -100,6 +102,7 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
   const base = await startCluster({
     name: 'router-test',
     launch: inProcess(opts.coordinator),
+    ...(opts.dataNodes === undefined ? {} : { dataNodes: opts.dataNodes }),
     keyspaces: (opts.keyspaces ?? DEFAULT_KEYSPACES).map((k) => ({ ...k, ranges: k.ranges ?? 4 })),
     tables: (opts.tables ?? DEFAULT_TABLES).map(shapeTable),
   });

@@ -6,65 +6,19 @@
 // restore. No I/O and no sockets: machine.test.ts drives it with tables of events.
 import type { TransactionStatus } from '@tessera/pg-wire';
 
-/** What a node's backend last reported (ReadyForQuery), or 'lost' once its connection is gone. */
-export type PartStatus = TransactionStatus | 'lost';
+import type { Entry, PartStatus, Savepoint, Settled, TxnPart, TxnPhase } from './types.js';
 
-/** One node's part of the transaction. */
-export interface TxnPart {
-  /** Conservatively true once any statement other than a plain read ran there. */
-  written: boolean;
-  /** The catalog epoch the part's first write was admitted under (admit/: Held rules). */
-  firstWriteEpoch: bigint | undefined;
-  /** A statement naming a table ran there (a SERIALIZABLE transaction may touch one node only). */
-  touched: boolean;
-}
-
-/**
- * `idle`: no transaction block. `deferred`: BEGIN answered by the router, no node picked yet.
- * `one`: open on one node, which answers transaction control itself. `cross`: open on several
- * nodes, or one part was lost: the router answers transaction control (two-phase.ts).
- */
-export type TxnPhase = 'idle' | 'deferred' | 'one' | 'cross';
-
-/** What a statement about to run on a node needs first, so that it runs inside the transaction. */
-export type Entry =
-  /** Not in a transaction block (or no node needed): nothing. */
-  | { readonly kind: 'none' }
-  /** The node holds a part already. */
-  | { readonly kind: 'member' }
-  /** Run `sql` first (BEGIN and what followed it); then, if `poison`, fail the node's part. */
-  | { readonly kind: 'join'; readonly sql: string; readonly poison: boolean }
-  /** The replay no longer matches what the nodes did: the node cannot join. */
-  | { readonly kind: 'uncertain' };
+export type { Entry, PartStatus, Settled, TxnPart, TxnPhase } from './types.js';
 
 const NONE: Entry = Object.freeze({ kind: 'none' });
 const MEMBER: Entry = Object.freeze({ kind: 'member' });
 const UNCERTAIN: Entry = Object.freeze({ kind: 'uncertain' });
 
-/** What a backend's status after an exchange did to the transaction. */
-export type Settled =
-  /** Nothing changed (not a part, or still inside the transaction). */
-  | 'none'
-  /** The one part's COMMIT or ROLLBACK ended the transaction. */
-  | 'ended'
-  /** A part ended on its own while others are open: it can no longer commit with them. */
-  | 'broke'
-  /** The client's own text began a transaction on this node (BEGIN in a multi-statement query). */
-  | 'began'
-  /** The client's own text made this node part of the open transaction. */
-  | 'joined';
-
-/** A savepoint and the session settings when it was made (ROLLBACK TO restores them). */
-interface Savepoint<S> {
-  readonly name: string;
-  readonly settings: S;
-}
-
 /** `S`: the session's saved settings, opaque here (restored when the transaction rolls back). */
 export class TxnMachine<S> {
   /**
    * now() of the transaction as a timestamptz literal, asked of its first node by the first read
-   * across nodes that needs it (scatter/txn-time.ts); cleared when the transaction ends.
+   * across nodes that needs it (scatter/scatter.ts boundTime); cleared when it ends.
    */
   time: string | undefined = undefined;
   #phase: 'idle' | 'deferred' | 'open' = 'idle';
@@ -80,6 +34,7 @@ export class TxnMachine<S> {
   #replayUncertain = false;
   #atBegin: S | undefined;
   #savepoints: Savepoint<S>[] = [];
+  #implicit = false;
 
   get phase(): TxnPhase {
     if (this.#phase !== 'open') return this.#phase;
@@ -158,6 +113,19 @@ export class TxnMachine<S> {
   }
 
   // ---- beginning ----
+
+  /**
+   * The transaction is the implicit one of an extended-protocol batch whose statements run on
+   * several nodes (beginImplicit), not the client's: the batch's Sync ends it.
+   */
+  get implicit(): boolean {
+    return this.#implicit;
+  }
+
+  /** A batch crosses nodes outside a transaction block: its implicit transaction, begun like BEGIN. */
+  beginImplicit(settings: S): void {
+    if (this.begin('BEGIN', settings)) this.#implicit = true;
+  }
 
   /** BEGIN outside a transaction: deferred until a statement picks a node. False when in one. */
   begin(sql: string, settings: S): boolean {
@@ -397,5 +365,6 @@ export class TxnMachine<S> {
     this.#atBegin = undefined;
     this.#savepoints = [];
     this.time = undefined;
+    this.#implicit = false;
   }
 }
