@@ -90,6 +90,17 @@ function scenarios(): Record<string, string[]> {
       'fetch all from agg',
       'commit',
     ],
+    'a long cursor, with statements on its nodes between the fetches': [
+      'begin',
+      'declare big cursor for select id, total from orders order by id',
+      'fetch 300 from big',
+      `select * from orders where tenant_id = ${onData1}`,
+      `update orders set total = total + 1 where tenant_id = ${onData2}`,
+      'fetch 300 from big',
+      'select count(*), sum(total) from orders',
+      'fetch all from big',
+      'rollback',
+    ],
     'a one-node cursor declared on a node the transaction did not start on': [
       'begin',
       `select * from orders where tenant_id = ${onData1}`,

@@ -1,9 +1,10 @@
 // INSERT ... SELECT into a sharded table whose rows may go to several nodes (libs/sql
 // planInsertSelect decides how): colocated with the target (key to key in one keyspace, or
 // reference tables), the statement runs as it is on every owner; otherwise the SELECT is read
-// through the router from the one node that has its rows and its rows are inserted by owner,
-// bound with the types the SELECT returned them as (the same assignment casts as Postgres). All
-// of it in one transaction: the client's, or an implicit one (two-phase when several wrote).
+// through the router (from the one node that has its rows, or across nodes a chunk at a time,
+// scatter/cursor.ts) and its rows are inserted by owner, bound with the types the SELECT returned
+// them as (the same assignment casts as Postgres). All of it in one transaction: the client's,
+// or an implicit one (two-phase when several wrote).
 import {
   BackendCode,
   FrameReader,
@@ -18,6 +19,7 @@ import {
   insertValuesSql,
   planInsertSelect,
   quoteQualified,
+  type Analysis,
   type InsertAnalysis,
   type InsertSelectPlan,
 } from '@tessera/sql';
@@ -27,7 +29,8 @@ import { namedSnapshot } from '../routing/names.js';
 import { ownedRowsOnly } from '../routing/owned-rows.js';
 import { plannerCatalog } from '../routing/planner-catalog.js';
 import { route } from '../routing/route.js';
-import type { InsertSelectRoute } from '../routing/route-types.js';
+import type { InsertSelectRoute, ScatterRoute } from '../routing/route-types.js';
+import { ScatterCursor } from '../scatter/cursor.js';
 import { lookupTable, type ShardedView } from '../routing/tables.js';
 import { sessionNames } from '../session/names.js';
 import type { Session } from '../session/session.js';
@@ -111,13 +114,11 @@ async function viaRouter(
   snapshot: Snapshot,
   bound: Bound | undefined,
 ): Promise<void> {
-  const node = selectNode(s, r, plan.select, snapshot, bound?.values);
+  const source = selectSource(s, r, plan.select, snapshot, bound?.values);
+  const perChunk = Math.max(1, Math.min(1000, Math.floor(65535 / plan.columns.length)));
   let total = 0;
-  await atomically(s, async () => {
-    const read = await runParts(s, [readPart(node, plan.select, bound)], false, snapshot);
-    const error = firstError(read);
-    if (error !== undefined) return error;
-    const selected = selectedRows(read[0]!);
+  /** Inserts `selected` by owner; the error it ended with, if any. */
+  const insert = async (selected: Selected): Promise<Error | undefined> => {
     if (selected.types.length !== plan.columns.length)
       return new RouterError(
         '42601',
@@ -126,7 +127,6 @@ async function viaRouter(
           : 'INSERT has more target columns than expressions',
       );
     const byNode = rowsByOwner(selected, plan.keyIndex, target);
-    const perChunk = Math.max(1, Math.min(1000, Math.floor(65535 / plan.columns.length)));
     for (let at = 0; ; at += perChunk) {
       const parts = [...byNode]
         .filter(([, rows]) => rows.length > at)
@@ -139,19 +139,29 @@ async function viaRouter(
       if (failed !== undefined) return failed;
       total += rowCounts(results, 'INSERT').reduce((x, y) => x + y, 0);
     }
+  };
+  await atomically(s, async () => {
+    if (source.kind === 'scatter')
+      return chunksAcross(s, source, snapshot, bound, perChunk, insert);
+    const read = await runParts(s, [readPart(source.node, plan.select, bound)], false, snapshot);
+    return firstError(read) ?? insert(selectedRows(read[0]!));
   });
   if (bound?.describe === true) s.out.push(NO_DATA);
   s.out.push(writeCommandComplete(new Writer(32), `INSERT 0 ${total}`).flush());
 }
 
-/** The node the SELECT's rows are on; refused when they are on several. */
-function selectNode(
+/** Where the SELECT's rows are: one node, or several (read across nodes by the router). */
+type Source =
+  | { readonly kind: 'node'; readonly node: string }
+  | { readonly kind: 'scatter'; readonly route: ScatterRoute; readonly analysis: Analysis };
+
+function selectSource(
   s: Session,
   r: InsertSelectRoute,
   select: string,
   snapshot: Snapshot,
   values: BoundValues | undefined,
-): string {
+): Source {
   const analyses = s.services.cache.get(select);
   const a = analyses.length === 1 ? analyses[0] : undefined;
   const named = namedSnapshot(snapshot, sessionNames(s));
@@ -163,12 +173,56 @@ function selectNode(
             ? { value: values.values[i]!, format: values.formats[i]!, type: values.types[i] ?? 0 }
             : undefined;
   const to = a === undefined ? undefined : route(a, named, params);
+  if (to?.kind === 'scatter') return { kind: 'scatter', route: to, analysis: a! };
   if (to?.kind !== 'node')
     throw unsupported(
-      'INSERT ... SELECT into a sharded table whose SELECT reads rows of several nodes is supported only when it is colocated with the target (same keyspace, the key selected from the key); insert the rows another way',
+      'INSERT ... SELECT into a sharded table: the router cannot read its SELECT (it would run it on several nodes as a write); insert the rows another way',
     );
   // One any node answers (reference tables, no table): a node the INSERT writes anyway.
-  return to.flexible ? (s.txn.first ?? r.nodes[0] ?? to.node) : to.node;
+  return { kind: 'node', node: to.flexible ? (s.txn.first ?? r.nodes[0] ?? to.node) : to.node };
+}
+
+/**
+ * The SELECT read across nodes inside the INSERT's transaction, `perChunk` rows at a time, each
+ * chunk handed to `insert` before the next is read; the error it ended with, if any.
+ */
+async function chunksAcross(
+  s: Session,
+  source: Source & { kind: 'scatter' },
+  snapshot: Snapshot,
+  bound: Bound | undefined,
+  perChunk: number,
+  insert: (selected: Selected) => Promise<Error | undefined>,
+): Promise<Error | undefined> {
+  const v = bound?.values;
+  const bind =
+    v === undefined
+      ? undefined
+      : {
+          values: v.values,
+          formats: v.formats,
+          types: v.types,
+          paramCount: source.analysis.paramCount,
+        };
+  const owner = {};
+  const c = await ScatterCursor.open(s, source.route, {
+    select: source.analysis,
+    bind,
+    snapshot,
+    owner,
+  });
+  try {
+    const types = c.fields.map((f) => f.typeOid);
+    while (!c.finished) {
+      const rows: (readonly (Buffer | null)[])[] = [];
+      await c.fetch(perChunk, (values) => void rows.push(values));
+      const failed = await insert({ types, rows });
+      if (failed !== undefined) return failed;
+    }
+    return undefined;
+  } finally {
+    await c.close();
+  }
 }
 
 /** The SELECT as a read in the transaction, text results, its RowDescription included. */

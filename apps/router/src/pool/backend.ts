@@ -276,15 +276,15 @@ export class Backend {
     return this.sink !== undefined;
   }
 
-  attach(sink: BackendSink): void {
+  /** True when `sink` reads now; false when pipelined behind statements already sent. */
+  attach(sink: BackendSink): boolean {
     if (this.sink !== undefined && this.sink !== sink) {
-      // Pipelined behind statements already sent: its frames come after theirs.
       this.queued.push(sink);
-      return;
+      return false;
     }
     if (this.sink === undefined) this.headSinceMs = Date.now();
     this.sink = sink;
-    // Frames may have arrived while idle and been drained; nothing is pending then.
+    return true;
   }
 
   /** Ends `sink`'s turn (the next pipelined one takes over), or every turn when none is named. */

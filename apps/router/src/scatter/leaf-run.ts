@@ -60,6 +60,8 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
   private inFlight = false;
   /** Paged: the portal is suspended and no page is asked for; the backend is free meanwhile. */
   private parked = false;
+  /** Its answer is the one the backend reads now (false while parked or queued behind another). */
+  private reading = false;
 
   /**
    * `messages`: `quiet` leading simple Queries (settings replay) whose answers are swallowed,
@@ -91,10 +93,12 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
 
   private readonly sink: BackendSink = {
     onReadable: () => {
+      this.reading = true;
       try {
         for (let f = this.backend.nextFrame(); f; f = this.backend.nextFrame()) {
           this.handle(f.code, f.body);
-          if (this.ready) break;
+          // Done, parked or queued again: what follows is another statement's (Backend hands it on).
+          if (this.ready || !this.reading) break;
         }
       } catch (e) {
         this.backend.destroy('protocol error from node');
@@ -159,34 +163,44 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
 
   // ---- paging ----
 
-  /** A page ended with the portal suspended: the next one now, later, or the end. */
+  /**
+   * A page ended with the portal suspended: parked until the merge pulls again (next() asks for
+   * the next page then), so a page is only ever asked for while the session reads this leaf and
+   * the backend is free for the session's other statements in between; or the end.
+   */
   private pageEnded(): void {
     this.inFlight = false;
     if (this.abandoned) return this.endPages(true);
-    if (this.queue.length <= LOW_ROWS) return this.nextPage();
     this.parked = true;
+    this.reading = false;
     this.backend.detach(this.sink);
   }
 
   private nextPage(): void {
     const p = this.paging!;
-    if (this.parked) this.backend.attach(this.sink);
     this.parked = false;
     this.inFlight = true;
-    this.backend.write([
-      writeExecute(new Writer(p.portal.length + 16), p.portal, p.rows).flush(),
-      FLUSH,
-    ]);
+    this.send([writeExecute(new Writer(p.portal.length + 16), p.portal, p.rows).flush(), FLUSH]);
   }
 
   /** The portal is done with (closed if `close`) and the extended cycle ends with a Sync. */
   private endPages(close: boolean): void {
     if (this.paging === undefined) return;
     this.inFlight = false;
-    if (this.parked) this.backend.attach(this.sink);
     this.parked = false;
     const messages = [SYNC];
     if (close) messages.unshift(writeClose(new Writer(64), 'P', this.paging.portal).flush());
+    this.send(messages);
+  }
+
+  /**
+   * Writes the leaf's next messages behind whatever the session sent the node since (a statement
+   * between two fetches is queued behind a page in flight): the answers then come in the order
+   * the backend's readers are queued in.
+   */
+  private send(messages: Buffer[]): void {
+    this.backend.detach(this.sink);
+    this.reading = this.backend.attach(this.sink);
     this.backend.write(messages);
   }
 
@@ -275,6 +289,7 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
             return { value: item, done: false };
           }
           if (this.ready || this.abandoned) return { value: undefined, done: true };
+          if (this.parked) this.nextPage();
           await new Promise<void>((resolve) => (this.wake = resolve));
         }
       },
