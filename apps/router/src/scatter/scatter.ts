@@ -19,8 +19,10 @@ import {
 import {
   MergeError,
   executeReadPlan,
+  leafResultFormats,
   type FieldDescription,
   type LeafMessage,
+  type ResultMessage,
 } from '@tessera/merge';
 import {
   bindTransactionTime,
@@ -37,6 +39,7 @@ import { ownedRowsOnly } from '../routing/owned-rows.js';
 import { LeafRun } from './leaf-run.js';
 import { explainLines, explainAnalyzeLines, QUERY_PLAN_FIELD } from './explain.js';
 import { planFor, scatterMemory } from './plans.js';
+import { executorParams, withFormats } from './formats.js';
 import { engage, lost, settle } from '../execute/backends.js';
 import { BackendError } from '../pool/backend.js';
 import type { Session } from '../session/session.js';
@@ -91,7 +94,7 @@ export async function runScatter(s: Session, r: ScatterRoute, req: ScatterReques
   const catalog = req.snapshot;
   const { plan, explain } = await planScatter(s, r, req.analysis, catalog);
   if (explain !== undefined && !explain.analyze)
-    return sendLines(s, explainLines(plan, r.nodes), req.rowDescription);
+    return sendLines(s, explainLines(plan, r.nodes), req);
   try {
     await runLeaves(s, r, req, bindTime(plan), explain);
   } catch (e) {
@@ -128,10 +131,13 @@ async function runLeaves(
   const catalog = req.snapshot;
   const bind = req.bind;
   const named = namedSnapshot(catalog, sessionNames(s));
+  // The client's result formats (EXPLAIN ANALYZE only counts the rows: text will do).
+  const resultFormats = explain === undefined ? (bind?.resultFormats ?? []) : [];
+  const leafFormats = leafResultFormats(plan, resultFormats);
   const leafMessages = r.nodes.map((node) =>
-    leafStatement(plan, ownedRowsOnly(named, node, plan.leafSql), bind),
+    leafStatement(plan, ownedRowsOnly(named, node, plan.leafSql), bind, leafFormats),
   );
-  const params = bind ? executorParams(bind) : [];
+  const params = bind ? executorParams(plan, bind) : [];
   const leaves: LeafRun[] = [];
   const engaged: string[] = [];
   const startedMs = performance.now();
@@ -144,19 +150,32 @@ async function runLeaves(
       leaves.push(new LeafRun(e.backend, [...e.messages, ...leafMessages[i]!], e.expect.length));
     }
     for (const l of leaves) l.start();
-    const results = executeReadPlan(plan, leaves, { params });
+    const results = executeReadPlan(plan, leaves, { params, resultFormats });
     if (explain !== undefined) {
       let rows = 0;
       for await (const m of results) if (m.kind === 'DataRow') rows++;
       const lines = explainAnalyzeLines(plan, r.nodes, leaves, rows, performance.now() - startedMs);
-      return sendLines(s, lines, req.rowDescription);
+      return sendLines(s, lines, req);
     }
-    const out = new Writer(OUT_BATCH_BYTES + 1024);
+    await sendResults(s, results, req.rowDescription);
+  } finally {
+    await finishLeaves(s, engaged, leaves);
+  }
+}
+
+/** The merged result to the client in batches; what came before an error goes before it. */
+async function sendResults(
+  s: Session,
+  results: AsyncIterable<ResultMessage>,
+  rowDescription: boolean,
+): Promise<void> {
+  const out = new Writer(OUT_BATCH_BYTES + 1024);
+  try {
     for await (const m of results) {
       if (s.closed) break; // the generator's return() cancels every node's query
       switch (m.kind) {
         case 'RowDescription':
-          if (req.rowDescription) writeRowDescription(out, m.fields);
+          if (rowDescription) writeRowDescription(out, m.fields);
           break;
         case 'DataRow':
           writeDataRow(out, m.values);
@@ -167,9 +186,9 @@ async function runLeaves(
           break;
       }
     }
-    s.out.push(out.flush());
   } finally {
-    await finishLeaves(s, engaged, leaves);
+    // As Postgres: the rows (and RowDescription) sent before an error stay sent.
+    if (out.length > 0) s.out.push(out.flush());
   }
 }
 
@@ -216,11 +235,17 @@ async function writeOut(s: Session, out: Writer): Promise<void> {
 }
 
 /**
- * A simple Query when the leaf takes no parameters, else an unnamed extended-protocol cycle.
- * `sql` is the plan's leaf SQL as this node runs it (owned-rows.ts).
+ * A simple Query when the leaf takes no parameters and all its results are text, else an unnamed
+ * extended-protocol cycle. `sql` is the plan's leaf SQL as this node runs it (owned-rows.ts);
+ * `resultFormats` are leafResultFormats' (the Bind's own form).
  */
-function leafStatement(plan: ReadPlan, sql: string, bind: BindValues | undefined): Buffer[] {
-  if (plan.leafParams.length === 0 || bind === undefined)
+function leafStatement(
+  plan: ReadPlan,
+  sql: string,
+  bind: BindValues | undefined,
+  resultFormats: readonly number[],
+): Buffer[] {
+  if (bind === undefined || (plan.leafParams.length === 0 && resultFormats.length === 0))
     return [writeQuery(new Writer(sql.length + 16), sql).flush()];
   const missing = plan.leafParams.find((i) => i >= bind.values.length);
   if (missing !== undefined || bind.values.length < bind.paramCount)
@@ -238,6 +263,7 @@ function leafStatement(plan: ReadPlan, sql: string, bind: BindValues | undefined
   writeBind(w, {
     paramFormats: plan.leafParams.map((i) => bind.formats[i] ?? 0),
     params: plan.leafParams.map((i) => bind.values[i] ?? null),
+    resultFormats,
   });
   writeDescribe(w, 'P', '');
   writeExecute(w);
@@ -245,21 +271,19 @@ function leafStatement(plan: ReadPlan, sql: string, bind: BindValues | undefined
   return [w.flush()];
 }
 
-/** The client's parameters as the executor reads them (LIMIT / OFFSET): text, binary ints as text. */
-function executorParams(bind: BindValues): (string | Buffer | null)[] {
-  return bind.values.map((v, i) => {
-    if (v === null || bind.formats[i] !== 1) return v;
-    if (v.length === 8) return v.readBigInt64BE(0).toString();
-    if (v.length === 4) return String(v.readInt32BE(0));
-    if (v.length === 2) return String(v.readInt16BE(0));
-    return v;
-  });
-}
-
-/** EXPLAIN output: one text column named QUERY PLAN, a row per line. */
-function sendLines(s: Session, lines: readonly string[], rowDescription: boolean): void {
+/**
+ * EXPLAIN output: one text column named QUERY PLAN, a row per line (in binary, text's bytes are
+ * the same: textsend).
+ */
+function sendLines(s: Session, lines: readonly string[], req: ScatterRequest): void {
   const w = new Writer(1024);
-  if (rowDescription) writeRowDescription(w, [QUERY_PLAN_FIELD]);
+  const fields = withFormats([QUERY_PLAN_FIELD], req.bind?.resultFormats ?? []);
+  if (req.rowDescription) writeRowDescription(w, fields);
+  const format = fields[0]?.format ?? 0;
+  if (format !== 0 && format !== 1) {
+    s.out.push(w.flush());
+    throw new RouterError('22023', `unsupported format code: ${format}`);
+  }
   for (const line of lines) writeDataRow(w, [line]);
   writeCommandComplete(w, 'EXPLAIN');
   s.out.push(w.flush());
