@@ -36,10 +36,25 @@ test('per column: text where a text column passes a node value on, binary everyw
   assert.deepEqual(formats('select *, a + 1 as b from t order by b, c', [0, 1, 0]), [0, 1, 0, 1]);
 });
 
+test('a node column feeding columns asked in both formats comes in text', () => {
+  assert.deepEqual(formats('select max(x), max(x) from t', [0, 1]), [0]);
+  assert.deepEqual(formats('select max(x), max(x) from t', [1, 1]), [1]);
+});
+
 test('nothing passed through in text: one binary code', () => {
   assert.deepEqual(formats('select a, count(*) from t group by a', [1, 0]), [1]);
   assert.deepEqual(formats('select count(*), sum(b) from t', [0, 0, 0].slice(0, 2)), []);
   assert.deepEqual(formats('select count(*), sum(b) from t', [0, 1]), [1]);
+});
+
+test('a format list longer than any row asks the nodes for text (the count is checked later)', () => {
+  assert.deepEqual(
+    formats(
+      'select * from t',
+      Array.from({ length: 70_000 }, (_, i) => i % 2),
+    ),
+    [],
+  );
 });
 
 test('a format count that fits no column list is the error Postgres gives', () => {

@@ -12,6 +12,8 @@ import { MergeError, unsupported } from './errors.js';
 
 const SQLSTATE_PROTOCOL_VIOLATION = '08P01';
 const SQLSTATE_INVALID_PARAMETER_VALUE = '22023';
+/** MaxTupleAttributeNumber. */
+const MAX_COLUMNS = 1664;
 
 interface Trace {
   /** The leaf's column count, when the plan knows it. */
@@ -105,8 +107,9 @@ export function leafResultFormats(plan: ReadPlan, clientFormats: readonly number
   for (const [i, o] of origins.entries())
     if (o !== undefined && clientFormats[i] === 0) text.add(o);
   if (text.size === 0) return [1];
-  // Without the leaf's width no list can be made: all text, the router encodes what it can.
-  if (leafWidth === undefined) return [];
+  // Without the leaf's width (or past Postgres's column limit, a client's count that fits no
+  // query) no list can be made: all text, and the router encodes what it can or says why not.
+  if (leafWidth === undefined || leafWidth > MAX_COLUMNS) return [];
   return Array.from({ length: leafWidth }, (_, c) => (text.has(c) ? 0 : 1));
 }
 

@@ -176,6 +176,29 @@ describe('binary result formats across nodes: router vs plain Postgres, byte for
     await same({ sql: 'select id from wide where id < 0', resultFormats: [7] }, true);
   });
 
+  test('one node column feeding columns asked in both formats: encoded at the router, or refused', async () => {
+    for (const sql of [
+      'select max(i4), max(i4), min(ts), min(ts) from wide',
+      'select g, min(nm), min(nm), max(u), max(u) from wide group by g order by g',
+    ]) {
+      const n = (await runExtended(direct, { sql })).columns?.length ?? 0;
+      for (const first of [0, 1])
+        await same(
+          { sql, resultFormats: Array.from({ length: n }, (_, i) => (i + first) % 2) },
+          true,
+        );
+    }
+    // A float's text does not say which NaN it was: that one is refused, naming the column.
+    const r = await runExtended(viaRouter, {
+      sql: 'select max(f8) as a, max(f8) as b from wide',
+      resultFormats: [0, 1],
+    });
+    assert.equal(
+      r.error,
+      '0A000 column "b" of type float8 cannot be sent in binary from a read across nodes here; ask for it in text',
+    );
+  });
+
   test('LIMIT and OFFSET as binary parameters, checked as Postgres checks them', async () => {
     const sql = 'select id, t, tz from wide order by id limit $1 offset $2';
     for (const [paramTypes, params] of [
