@@ -1,12 +1,14 @@
 // Merging partial aggregates into the exact final values Postgres prints: count and int8 sums
 // as BigInt (overflow raises Postgres's `bigint out of range`, as its int8pl combine step would),
 // numeric sums as exact decimals with the largest scale, avg as numeric_div of sum by count,
-// min / max keeping the winning text, bool_and / bool_or, count(DISTINCT) over typed keys.
+// min / max keeping the winning node value as it came, bool_and / bool_or, count(DISTINCT) over
+// typed keys. Partials are read in the format the node sent; computed results are text.
 import type { AggregateFn } from '@tessera/sql';
 import type { FieldDescription, Row } from './types.js';
 import { OID, typeOps } from './compare.js';
 import type { TypeOps } from './compare.js';
-import { addDecimal, divideDecimal, formatDecimal, fromBigInt, parseDecimal } from './decimal.js';
+import { addDecimal, divideDecimal, formatDecimal, fromBigInt } from './decimal.js';
+import { readBool, readDecimal, readInteger } from './values.js';
 import type { Decimal } from './decimal.js';
 import { MergeError, SQLSTATE_NUMERIC_VALUE_OUT_OF_RANGE, unsupported } from './errors.js';
 
@@ -23,11 +25,9 @@ export interface AggregateKind {
   readonly typeOid: number;
   readonly typeSize: number;
   readonly typeModifier: number;
+  /** The result's format: min / max keep the node's, computed results are text. */
+  readonly format: number;
   make(): Accumulator;
-}
-
-function text(v: Buffer): string {
-  return v.toString('latin1');
 }
 
 function int8Add(a: bigint, b: bigint): bigint {
@@ -58,10 +58,13 @@ function floatRefusal(field: FieldDescription | undefined, fn: string): void {
 
 class CountAcc implements Accumulator {
   private total = 0n;
-  constructor(private readonly column: number) {}
+  constructor(
+    private readonly column: number,
+    private readonly field: FieldDescription,
+  ) {}
   add(row: Row): void {
     const v = row[this.column];
-    if (v !== null && v !== undefined) this.total = int8Add(this.total, BigInt(text(v)));
+    if (v !== null && v !== undefined) this.total = int8Add(this.total, readInteger(v, this.field));
   }
   result(): Buffer {
     return Buffer.from(this.total.toString());
@@ -70,11 +73,14 @@ class CountAcc implements Accumulator {
 
 class Int8SumAcc implements Accumulator {
   private total: bigint | undefined;
-  constructor(private readonly column: number) {}
+  constructor(
+    private readonly column: number,
+    private readonly field: FieldDescription,
+  ) {}
   add(row: Row): void {
     const v = row[this.column];
     if (v === null || v === undefined) return;
-    const x = BigInt(text(v));
+    const x = readInteger(v, this.field);
     this.total = this.total === undefined ? x : int8Add(this.total, x);
   }
   result(): Buffer | null {
@@ -84,11 +90,14 @@ class Int8SumAcc implements Accumulator {
 
 class NumericSumAcc implements Accumulator {
   private total: Decimal | undefined;
-  constructor(private readonly column: number) {}
+  constructor(
+    private readonly column: number,
+    private readonly field: FieldDescription,
+  ) {}
   add(row: Row): void {
     const v = row[this.column];
     if (v === null || v === undefined) return;
-    const x = parseDecimal(text(v));
+    const x = readDecimal(v, this.field);
     this.total = this.total === undefined ? x : addDecimal(this.total, x);
   }
   get value(): Decimal | undefined {
@@ -105,15 +114,17 @@ class AvgAcc implements Accumulator {
   private n = 0n;
   constructor(
     sumColumn: number,
+    sumField: FieldDescription,
     private readonly countColumn: number,
+    private readonly countField: FieldDescription,
   ) {
-    this.sum = new NumericSumAcc(sumColumn);
-    this.count = new CountAcc(countColumn);
+    this.sum = new NumericSumAcc(sumColumn, sumField);
+    this.count = new CountAcc(countColumn, countField);
   }
   add(row: Row): void {
     this.sum.add(row);
     const c = row[this.countColumn];
-    if (c !== null && c !== undefined) this.n += BigInt(text(c));
+    if (c !== null && c !== undefined) this.n += readInteger(c, this.countField);
   }
   result(): Buffer | null {
     const sum = this.sum.value;
@@ -151,12 +162,13 @@ class BoolAcc implements Accumulator {
   private value: boolean | undefined;
   constructor(
     private readonly column: number,
+    private readonly field: FieldDescription,
     private readonly isAnd: boolean,
   ) {}
   add(row: Row): void {
     const v = row[this.column];
     if (v === null || v === undefined) return;
-    const b = v[0] === 0x74;
+    const b = readBool(v, this.field);
     this.value = this.value === undefined ? b : this.isAnd ? this.value && b : this.value || b;
   }
   result(): Buffer | null {
@@ -179,9 +191,9 @@ class CountDistinctAcc implements Accumulator {
   }
 }
 
-const INT8 = { typeOid: OID.int8, typeSize: 8, typeModifier: -1 };
-const NUMERIC = { typeOid: OID.numeric, typeSize: -1, typeModifier: -1 };
-const BOOL = { typeOid: OID.bool, typeSize: 1, typeModifier: -1 };
+const INT8 = { typeOid: OID.int8, typeSize: 8, typeModifier: -1, format: 0 };
+const NUMERIC = { typeOid: OID.numeric, typeSize: -1, typeModifier: -1, format: 0 };
+const BOOL = { typeOid: OID.bool, typeSize: 1, typeModifier: -1, format: 0 };
 
 /** Checks the partial columns' types and returns the final column's type and accumulators. */
 export function aggregateKind(
@@ -193,40 +205,43 @@ export function aggregateKind(
   const c0 = inputs[0] ?? -1;
   const f0 = leafFields[c0];
   switch (fn) {
-    case 'count':
-      requireType(f0, [OID.int8], 'count');
-      return { ...INT8, make: () => new CountAcc(c0) };
+    case 'count': {
+      const f = requireType(f0, [OID.int8], 'count');
+      return { ...INT8, make: () => new CountAcc(c0, f) };
+    }
     case 'sum': {
       floatRefusal(f0, 'sum');
       const f = requireType(f0, [OID.int8, OID.numeric], 'sum');
       return f.typeOid === OID.int8
-        ? { ...INT8, make: () => new Int8SumAcc(c0) }
-        : { ...NUMERIC, make: () => new NumericSumAcc(c0) };
+        ? { ...INT8, make: () => new Int8SumAcc(c0, f) }
+        : { ...NUMERIC, make: () => new NumericSumAcc(c0, f) };
     }
     case 'avg': {
       floatRefusal(f0, 'avg');
-      requireType(f0, [OID.int8, OID.numeric], 'avg');
+      const sum = requireType(f0, [OID.int8, OID.numeric], 'avg');
       const c1 = inputs[1] ?? -1;
-      requireType(leafFields[c1], [OID.int8], 'avg');
-      return { ...NUMERIC, make: () => new AvgAcc(c0, c1) };
+      const count = requireType(leafFields[c1], [OID.int8], 'avg');
+      return { ...NUMERIC, make: () => new AvgAcc(c0, sum, c1, count) };
     }
     case 'min':
     case 'max': {
-      const ops = typeOps(f0?.typeOid ?? 0, 'order', textCollationIsBytewise);
+      const ops = typeOps(f0?.typeOid ?? 0, 'order', textCollationIsBytewise, f0?.format);
       const f = f0 as FieldDescription;
       return {
         typeOid: f.typeOid,
         typeSize: f.typeSize,
         typeModifier: f.typeModifier,
+        format: f.format,
         make: () => new ExtremeAcc(c0, ops, fn === 'max'),
       };
     }
     case 'bool_and':
-    case 'bool_or':
-      requireType(f0, [OID.bool], fn);
-      return { ...BOOL, make: () => new BoolAcc(c0, fn === 'bool_and') };
+    case 'bool_or': {
+      const f = requireType(f0, [OID.bool], fn);
+      return { ...BOOL, make: () => new BoolAcc(c0, f, fn === 'bool_and') };
+    }
     case 'count_distinct': {
-      const ops = typeOps(f0?.typeOid ?? 0, 'equality', textCollationIsBytewise);
+      const ops = typeOps(f0?.typeOid ?? 0, 'equality', textCollationIsBytewise, f0?.format);
       return { ...INT8, make: () => new CountDistinctAcc(c0, ops) };
     }
     default: {

@@ -29,7 +29,7 @@ export class FinalAggregateSource implements RowSource {
     this.node = node;
     const leaf = input.fields;
     this.keyOps = node.groupKeys.map((c) =>
-      typeOps(leaf[c]?.typeOid ?? 0, 'equality', textCollationIsBytewise),
+      typeOps(leaf[c]?.typeOid ?? 0, 'equality', textCollationIsBytewise, leaf[c]?.format),
     );
     this.kinds = node.columns.map((c) =>
       c.kind === 'aggregate'
@@ -61,7 +61,7 @@ export class FinalAggregateSource implements RowSource {
         typeOid: k.typeOid,
         typeSize: k.typeSize,
         typeModifier: k.typeModifier,
-        format: 0,
+        format: k.format,
       };
     });
   }

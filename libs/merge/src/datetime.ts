@@ -1,11 +1,20 @@
-// Date and timestamp text (DateStyle ISO only) turned into comparable instants. timestamptz is
-// compared as UTC microseconds because its printed offset may change (daylight saving) between
-// rows; text in any other DateStyle is refused rather than compared by guesswork.
-import { unsupported } from './errors.js';
+// Date, timestamp and time values, text (DateStyle ISO only) or binary, turned into comparable
+// instants, and instants written in binary as date_send / timestamp_send / time_send write them.
+// timestamptz is compared as UTC microseconds because its printed offset may change (daylight
+// saving) between rows; text in any other DateStyle is refused rather than compared by guesswork.
+import { internal, unsupported } from './errors.js';
 
 const DAY_MICROS = 86_400_000_000n;
 // Outside every representable date: ±infinity sort at the ends, as in Postgres.
 const INFINITY = 1n << 100n;
+// Binary dates and timestamps count from 2000-01-01 (POSTGRES_EPOCH_JDATE), these from 1970.
+const EPOCH_2000_DAYS = 10_957n;
+const EPOCH_2000_MICROS = EPOCH_2000_DAYS * DAY_MICROS;
+const INT32_MIN = -(2n ** 31n);
+const INT32_MAX = 2n ** 31n - 1n;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const TIME = /^(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?$/;
 
 const DATE = /^(\d{4,})-(\d{2})-(\d{2})( BC)?$/;
 const TIMESTAMP =
@@ -64,4 +73,59 @@ export function parseTimestamp(text: string, zoned: boolean): bigint {
     value -= BigInt(m[8] === '-' ? -offset : offset) * 1_000_000n;
   }
   return value;
+}
+
+function sized(b: Buffer, bytes: number, type: string): Buffer {
+  if (b.length !== bytes) throw internal(`a node sent a binary ${type} value of ${b.length} bytes`);
+  return b;
+}
+
+/** A binary date (int32 days since 2000-01-01, ±infinity at the int32 ends) as parseDate's value. */
+export function dateFromBinary(b: Buffer): bigint {
+  const days = BigInt(sized(b, 4, 'date').readInt32BE(0));
+  if (days === INT32_MAX) return INFINITY;
+  if (days === INT32_MIN) return -INFINITY;
+  return days + EPOCH_2000_DAYS;
+}
+
+export function dateToBinary(days: bigint): Buffer {
+  const b = Buffer.alloc(4);
+  const v = days === INFINITY ? INT32_MAX : days === -INFINITY ? INT32_MIN : days - EPOCH_2000_DAYS;
+  b.writeInt32BE(Number(v), 0);
+  return b;
+}
+
+/** A binary timestamp[tz] (int64 microseconds since 2000-01-01 [UTC]) as parseTimestamp's value. */
+export function timestampFromBinary(b: Buffer): bigint {
+  const micros = sized(b, 8, 'timestamp').readBigInt64BE(0);
+  if (micros === INT64_MAX) return INFINITY;
+  if (micros === INT64_MIN) return -INFINITY;
+  return micros + EPOCH_2000_MICROS;
+}
+
+export function timestampToBinary(micros: bigint): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigInt64BE(
+    micros === INFINITY ? INT64_MAX : micros === -INFINITY ? INT64_MIN : micros - EPOCH_2000_MICROS,
+    0,
+  );
+  return b;
+}
+
+/** time text (HH:MM:SS[.ffffff], the only form time_out prints) as microseconds since midnight. */
+export function parseTime(text: string): bigint {
+  const m = TIME.exec(text);
+  if (m === null) throw unsupported(`time value "${text}" is not in ISO format`);
+  const seconds = Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]);
+  return BigInt(seconds) * 1_000_000n + BigInt((m[4] ?? '').padEnd(6, '0') || '0');
+}
+
+export function timeFromBinary(b: Buffer): bigint {
+  return sized(b, 8, 'time').readBigInt64BE(0);
+}
+
+export function timeToBinary(micros: bigint): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigInt64BE(micros, 0);
+  return b;
 }

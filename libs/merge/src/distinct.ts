@@ -14,7 +14,9 @@ export class DistinctSource implements RowSource {
   constructor(input: RowSource, textCollationIsBytewise: boolean) {
     this.input = input;
     this.fields = input.fields;
-    this.ops = this.fields.map((f) => typeOps(f.typeOid, 'equality', textCollationIsBytewise));
+    this.ops = this.fields.map((f) =>
+      typeOps(f.typeOid, 'equality', textCollationIsBytewise, f.format),
+    );
   }
 
   async next(): Promise<Row | undefined> {

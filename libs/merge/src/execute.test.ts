@@ -88,13 +88,81 @@ test('sum over float8 is refused at run time with 0A000', async () => {
   );
 });
 
-test('binary result format is refused', async () => {
-  const plan = mustPlan('select x from t', cat);
-  const leaves = [leaf([field('x', INT8, 1)], [])];
-  await assert.rejects(
-    collect(plan, leaves),
-    (e) => e instanceof MergeError && e.sqlstate === '0A000',
+test('binary leaves: keys merge by value, computed results are encoded for the client', async () => {
+  const int8 = (n: bigint) => {
+    const b = Buffer.alloc(8);
+    b.writeBigInt64BE(n, 0);
+    return b;
+  };
+  // Bytewise, -1 (ff..) would sort after 5: the merge compares the decoded values.
+  const sorted = mustPlan('select x from t order by x', cat);
+  const out = await collect(
+    sorted,
+    [
+      leaf([field('x', INT8, 1)], [[int8(-3n)], [int8(5n)]]),
+      leaf([field('x', INT8, 1)], [[int8(-1n)]]),
+    ],
+    { resultFormats: [1] },
   );
+  assert.deepEqual(
+    out.raw.map((r) => r[0]?.readBigInt64BE(0)),
+    [-3n, -1n, 5n],
+  );
+  assert.equal(out.fields[0]?.format, 1);
+  // count's partials come in binary, its result is made by the router and sent in binary.
+  const count = mustPlan('select count(*) from t', cat);
+  const counted = await collect(
+    count,
+    [leaf([field('c', INT8, 1)], [[int8(2n)]]), leaf([field('c', INT8, 1)], [[int8(40n)]])],
+    { resultFormats: [1] },
+  );
+  assert.equal(counted.raw[0]?.[0]?.toString('hex'), '000000000000002a');
+  assert.equal(counted.fields[0]?.format, 1);
+  // The same result asked in text.
+  const text = await collect(
+    count,
+    [leaf([field('c', INT8, 1)], [[int8(2n)]]), leaf([field('c', INT8, 1)], [[int8(40n)]])],
+    { resultFormats: [0] },
+  );
+  assert.deepEqual(text.rows, [['42']]);
+});
+
+test('a text column the router cannot encode in binary is refused, naming it', async () => {
+  const plan = mustPlan('select x from t', cat);
+  await assert.rejects(
+    collect(plan, [leaf([field('x', 701)], [['1.5']])], { resultFormats: [1] }),
+    (e) =>
+      e instanceof MergeError && e.sqlstate === '0A000' && /"x" of type float8/.test(e.message),
+  );
+});
+
+test('result format codes: a count that fits no column list and unknown codes are errors', async () => {
+  const plan = mustPlan('select x, y from t', cat);
+  const leaves = () => [leaf([field('x', INT8), field('y', INT8)], [['1', '2']])];
+  await assert.rejects(
+    collect(plan, leaves(), { resultFormats: [0, 1, 0] }),
+    (e) =>
+      e instanceof MergeError &&
+      e.sqlstate === '08P01' &&
+      e.message === 'bind message has 3 result formats but query has 2 columns',
+  );
+  await assert.rejects(
+    collect(plan, leaves(), { resultFormats: [2] }),
+    (e) => e instanceof MergeError && e.sqlstate === '22023',
+  );
+  // As printtup: an unknown code fails the first row; a result without rows never sees it.
+  const none = await collect(plan, [leaf([field('x', INT8), field('y', INT8)], [])], {
+    resultFormats: [0, 5],
+  });
+  assert.equal(none.tag, 'SELECT 0');
+  assert.equal(none.fields[1]?.format, 5);
+  const mixed = await collect(plan, leaves(), { resultFormats: [0, 1] });
+  assert.deepEqual(
+    mixed.fields.map((f) => f.format),
+    [0, 1],
+  );
+  assert.equal(mixed.raw[0]?.[0]?.toString(), '1');
+  assert.equal(mixed.raw[0]?.[1]?.toString('hex'), '0000000000000002');
 });
 
 test('ordering text under a non-bytewise collation is refused; equality is not', async () => {

@@ -14,6 +14,7 @@ import { SortSource } from './sort.js';
 import { DistinctSource } from './distinct.js';
 import { LimitSource } from './limit.js';
 import { ProjectSource } from './project.js';
+import { ClientFormatSource } from './formats.js';
 import { internal } from './errors.js';
 
 interface Context {
@@ -67,8 +68,9 @@ async function open(node: PlanNode, ctx: Context): Promise<RowSource> {
 
 /**
  * Executes `plan` over one leaf stream per participating node (each runs `plan.leafSql` with the
- * client's parameters). Leaf errors are rethrown as they are; refusals found at run time (a type
- * that cannot be merged exactly) are MergeError 0A000; the tag counts rows as Postgres does.
+ * client's parameters, results in `leafResultFormats(plan, options.resultFormats)`). Leaf errors
+ * are rethrown as they are; refusals found at run time (a type that cannot be merged exactly) are
+ * MergeError 0A000; the tag counts rows as Postgres does.
  */
 export async function* executeReadPlan(
   plan: ReadPlan,
@@ -77,7 +79,10 @@ export async function* executeReadPlan(
 ): AsyncGenerator<ResultMessage, void, undefined> {
   const ctx: Context = { leaves, plan, params: options.params ?? [], opened: [] };
   try {
-    const root = await open(plan.root, ctx);
+    const root = track(
+      ctx,
+      new ClientFormatSource(await open(plan.root, ctx), options.resultFormats ?? []),
+    );
     yield { kind: 'RowDescription', fields: root.fields };
     let rowCount = 0;
     for (let row = await root.next(); row !== undefined; row = await root.next()) {

@@ -15,6 +15,7 @@ import {
 } from './decimal.js';
 import type { Decimal } from './decimal.js';
 import { MergeError, SQLSTATE_NUMERIC_VALUE_OUT_OF_RANGE, unsupported } from './errors.js';
+import { readDecimal, readInteger, readText } from './values.js';
 
 const SQLSTATE_DIVISION_BY_ZERO = '22012';
 
@@ -245,10 +246,10 @@ export class Evaluator {
     switch (e.kind) {
       case 'column': {
         const raw = row[e.index] ?? null;
-        if (raw === null) return null;
-        const s = raw.toString('utf8');
-        if (isInteger(t)) return BigInt(s);
-        return t === 'numeric' ? finite(parseDecimal(s)) : s;
+        const f = this.fields[e.index];
+        if (raw === null || f === undefined) return null;
+        if (isInteger(t)) return readInteger(raw, f);
+        return t === 'numeric' ? finite(readDecimal(raw, f)) : readText(raw);
       }
       case 'const':
         return t === 'numeric' ? finite(parseDecimal(e.text)) : BigInt(e.text);

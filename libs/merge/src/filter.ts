@@ -4,7 +4,8 @@
 import type { Filter, Operand, Predicate } from '@tessera/sql';
 import type { FieldDescription, Row, RowSource } from './types.js';
 import { OID, isNumericFamily, typeOps } from './compare.js';
-import { compareDecimal, parseDecimal } from './decimal.js';
+import { compareDecimal } from './decimal.js';
+import { readBool, readDecimal } from './values.js';
 import { unsupported } from './errors.js';
 
 type Truth = boolean | null;
@@ -78,25 +79,24 @@ export class FilterSource implements RowSource {
     const lf = this.field(left.index);
     const lv = row[left.index] ?? null;
     let rv: Buffer | null;
-    let rOid: number;
+    let rf: FieldDescription;
     if (right.kind === 'const') {
       if (right.text === null || right.literal === 'null') return null;
       rv = literalAs(right, lf);
-      rOid = lf.typeOid;
+      // The literal is text of the column's type (a number of the numeric family as numeric).
+      rf = { ...lf, typeOid: isNumericFamily(lf.typeOid) ? OID.numeric : lf.typeOid, format: 0 };
     } else {
       rv = row[right.index] ?? null;
-      rOid = this.field(right.index).typeOid;
+      rf = this.field(right.index);
     }
     if (lv === null || rv === null) return null;
-    if (isNumericFamily(lf.typeOid) && isNumericFamily(rOid))
-      return compareDecimal(
-        parseDecimal(lv.toString('latin1')),
-        parseDecimal(rv.toString('latin1')),
-      );
-    if (lf.typeOid !== rOid) cannot(left);
+    if (isNumericFamily(lf.typeOid) && isNumericFamily(rf.typeOid))
+      return compareDecimal(readDecimal(lv, lf), readDecimal(rv, rf));
+    if (lf.typeOid !== rf.typeOid) cannot(left);
     const purpose = op === '=' || op === '<>' ? 'equality' : 'order';
-    const ops = typeOps(lf.typeOid, purpose, this.bytewise);
-    const c = ops.compare(ops.decode(lv), ops.decode(rv));
+    const lops = typeOps(lf.typeOid, purpose, this.bytewise, lf.format);
+    const rops = typeOps(rf.typeOid, purpose, this.bytewise, rf.format);
+    const c = lops.compare(lops.decode(lv), rops.decode(rv));
     return purpose === 'equality' ? (c === 0 ? 0 : 1) : c;
   }
 
@@ -106,9 +106,10 @@ export class FilterSource implements RowSource {
       if (o.literal !== 'boolean') cannot(o);
       return o.text === 'true';
     }
-    if (this.field(o.index).typeOid !== OID.bool) cannot(o);
+    const f = this.field(o.index);
+    if (f.typeOid !== OID.bool) cannot(o);
     const v = row[o.index] ?? null;
-    return v === null ? null : v[0] === 0x74;
+    return v === null ? null : readBool(v, f);
   }
 
   private evaluate(p: Predicate, row: Row): Truth {

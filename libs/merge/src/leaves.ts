@@ -1,8 +1,8 @@
-// Opens the per-node leaf streams: reads every node's RowDescription, checks the nodes agree and
-// use text format, and wraps each as a RowSource that ends at CommandComplete and returns() its
+// Opens the per-node leaf streams: reads every node's RowDescription, checks the nodes agree on
+// types and formats, and wraps each as a RowSource that ends at CommandComplete and returns() its
 // iterator when closed (the router's cue to cancel that node's query).
 import type { FieldDescription, LeafMessage, LeafStreams, Row, RowSource } from './types.js';
-import { internal, unsupported } from './errors.js';
+import { internal } from './errors.js';
 
 export class LeafSource implements RowSource {
   readonly fields: readonly FieldDescription[];
@@ -85,12 +85,13 @@ export async function openLeaves(
     if (expectedColumns !== undefined && first.length !== expectedColumns)
       throw internal(`nodes returned ${first.length} columns, the plan expects ${expectedColumns}`);
     for (const [i, fields] of all.entries()) {
-      if (fields.some((f) => f.format !== 0))
-        throw unsupported('binary result format is not supported for reads across nodes');
       const agree =
         fields.length === first.length &&
         fields.every(
-          (f, c) => f.typeOid === first[c]?.typeOid && f.typeModifier === first[c]?.typeModifier,
+          (f, c) =>
+            f.typeOid === first[c]?.typeOid &&
+            f.typeModifier === first[c]?.typeModifier &&
+            f.format === first[c]?.format,
         );
       if (!agree)
         throw internal(`node ${i} returned columns of other types than node 0 (schema differs)`);

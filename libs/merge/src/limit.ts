@@ -31,14 +31,24 @@ function valueOf(v: LimitValue | undefined, params: Params): bigint | undefined 
 export class LimitSource implements RowSource {
   readonly fields: readonly FieldDescription[];
   private readonly input: RowSource;
+  private readonly node: Limit;
+  private readonly params: Params;
+  private started = false;
   private remaining: bigint | undefined;
-  private skip: bigint;
+  private skip = 0n;
 
   constructor(input: RowSource, node: Limit, params: Params) {
     this.input = input;
     this.fields = input.fields;
-    const count = valueOf(node.count, params);
-    const offset = valueOf(node.offset, params);
+    this.node = node;
+    this.params = params;
+  }
+
+  /** Read at the first pull, as Postgres's ExecLimit does: its errors follow the RowDescription. */
+  private start(): void {
+    this.started = true;
+    const count = valueOf(this.node.count, this.params);
+    const offset = valueOf(this.node.offset, this.params);
     if (count !== undefined && count < 0n)
       throw new MergeError(SQLSTATE_INVALID_ROW_COUNT_IN_LIMIT, 'LIMIT must not be negative');
     if (offset !== undefined && offset < 0n)
@@ -48,6 +58,7 @@ export class LimitSource implements RowSource {
   }
 
   async next(): Promise<Row | undefined> {
+    if (!this.started) this.start();
     if (this.remaining === 0n) {
       await this.input.close();
       return undefined;

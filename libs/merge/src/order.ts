@@ -24,9 +24,10 @@ export function rowComparator(
   keys: readonly SortKey[],
 ): RowComparator {
   const columns = keys.map((k) => resolveColumn(k.column, fields.length));
-  const ops: TypeOps[] = keys.map((k, i) =>
-    typeOps(fields[columns[i] ?? 0]?.typeOid ?? 0, 'order', k.bytewiseText),
-  );
+  const ops: TypeOps[] = keys.map((k, i) => {
+    const f = fields[columns[i] ?? 0];
+    return typeOps(f?.typeOid ?? 0, 'order', k.bytewiseText, f?.format);
+  });
   return {
     decode(row) {
       return columns.map((c, i) => {

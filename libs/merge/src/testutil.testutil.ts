@@ -39,7 +39,7 @@ export interface CountingLeaf extends LeafStream {
 /** A leaf that yields RowDescription, `rows` (text values), CommandComplete, counting pulls. */
 export function leaf(
   fields: readonly FieldDescription[],
-  rows: Iterable<readonly (string | null)[]>,
+  rows: Iterable<readonly (string | Buffer | null)[]>,
   opts: { failAfter?: number; error?: unknown } = {},
 ): CountingLeaf {
   const self: CountingLeaf = {
@@ -65,7 +65,9 @@ export function leaf(
                 done: false,
                 value: {
                   kind: 'DataRow',
-                  values: r.value.map((v) => (v === null ? null : Buffer.from(v))),
+                  values: r.value.map((v) =>
+                    v === null ? null : typeof v === 'string' ? Buffer.from(v) : v,
+                  ),
                 },
               };
             }
@@ -87,6 +89,8 @@ export function leaf(
 export interface Collected {
   fields: FieldDescription[];
   rows: (string | null)[][];
+  /** The rows' bytes as they were sent. */
+  raw: (Buffer | null)[][];
   tag: string;
 }
 
@@ -95,12 +99,13 @@ export async function collect(
   leaves: readonly LeafStream[],
   options?: ExecuteOptions,
 ): Promise<Collected> {
-  const out: Collected = { fields: [], rows: [], tag: '' };
+  const out: Collected = { fields: [], rows: [], raw: [], tag: '' };
   for await (const m of executeReadPlan(plan, leaves, options)) {
     if (m.kind === 'RowDescription') out.fields = [...m.fields];
-    else if (m.kind === 'DataRow')
+    else if (m.kind === 'DataRow') {
       out.rows.push(m.values.map((v) => (v === null ? null : v.toString('utf8'))));
-    else out.tag = m.tag;
+      out.raw.push([...m.values]);
+    } else out.tag = m.tag;
   }
   return out;
 }

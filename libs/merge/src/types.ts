@@ -1,6 +1,7 @@
 // The executor's seam (owned here, STYLE principle 5): per participating node, an async iterable of
 // that node's result for the leaf SQL, in the protocol's own vocabulary (RowDescription, DataRow,
-// CommandComplete), text format only. The output is the same vocabulary for the client.
+// CommandComplete), each column in the format the leaf's Bind asked (leafResultFormats). The output
+// is the same vocabulary for the client, in the formats the client's Bind asked.
 
 /** One column of a RowDescription, as the wire carries it. */
 export interface FieldDescription {
@@ -10,11 +11,11 @@ export interface FieldDescription {
   readonly typeOid: number;
   readonly typeSize: number;
   readonly typeModifier: number;
-  /** 0 text, 1 binary. Only text can be merged across nodes. */
+  /** 0 text, 1 binary: how this column's values are encoded. */
   readonly format: number;
 }
 
-/** A DataRow's column values: text-format bytes, null for SQL NULL. */
+/** A DataRow's column values, each in its field's format; null for SQL NULL. */
 export type Row = readonly (Buffer | null)[];
 
 export type LeafMessage =
@@ -47,6 +48,11 @@ export interface ExecuteOptions {
    * binary-format parameter must be given as its decimal text by the router.
    */
   readonly params?: readonly (string | Buffer | null)[];
+  /**
+   * The client's Bind result formats (none: all text; one: every column; else one per column).
+   * The leaves must have been asked for `leafResultFormats(plan, resultFormats)`.
+   */
+  readonly resultFormats?: readonly number[];
 }
 
 /** A pull-based row stream between primitives; `close()` stops it early and is idempotent. */

@@ -203,6 +203,7 @@ async function chunksAcross(
           formats: v.formats,
           types: v.types,
           paramCount: source.analysis.paramCount,
+          resultFormats: [],
         };
   const owner = {};
   const c = await ScatterCursor.open(s, source.route, {

@@ -16,7 +16,13 @@ import type { Round } from '../execute/round.js';
 import { errorFields, errorFrame } from '../session/errors-wire.js';
 import type { Session } from '../session/session.js';
 
-const NO_VALUES = Object.freeze({ values: [], formats: [], types: [], paramCount: 0 });
+const NO_VALUES = Object.freeze({
+  values: [],
+  formats: [],
+  types: [],
+  paramCount: 0,
+  resultFormats: [],
+});
 
 /** The portal the router keeps for a statement its Bind routed to several nodes (run at Execute). */
 export function severalPortal(

@@ -26,6 +26,8 @@ type SeveralPortal = RouterPortal & { kind: 'several' };
 /** Where the answer goes and whether a RowDescription is owed (a simple Query, or a Describe before). */
 export interface CursorOut {
   readonly rowDescription: boolean;
+  /** The result formats the FETCH's Bind asked for (none: text). */
+  readonly formats: readonly number[];
 }
 
 /** An Execute with a row limit of a multi-node portal, or the next Execute of one fetched in parts. */
@@ -141,6 +143,10 @@ export async function onCursor(s: Session, a: Analysis, out: CursorOut): Promise
       'a cursor over a read across nodes fetches forward only (FETCH [FORWARD] n, NEXT or ALL)',
     );
   const move = a.command === 'move';
+  if (!move && out.formats.some((f) => f !== 0))
+    throw unsupported(
+      'FETCH in binary format from a cursor over a read across nodes is not supported',
+    );
   const w = new Writer(OUT_BATCH_BYTES + 1024);
   if (!move && out.rowDescription) writeRowDescription(w, c.fields);
   const n = await c.fetch(f.count, (values) => (move ? undefined : row(s, w, values)));

@@ -6,6 +6,7 @@
 // statements. Forward only. It lives until its portal or SQL name goes, or its transaction ends.
 import {
   executeReadPlan,
+  leafResultFormats,
   type FieldDescription,
   type ResultMessage,
   type Row,
@@ -17,7 +18,8 @@ import type { ScatterRoute } from '../routing/route-types.js';
 import type { OpenCursor, Session } from '../session/session.js';
 import type { BindValues } from '../statement/portal.js';
 import type { LeafRun } from './leaf-run.js';
-import { executorParams, finishLeaves, startLeaves } from './leaves.js';
+import { executorParams } from './formats.js';
+import { finishLeaves, startLeaves } from './leaves.js';
 import { boundTime, planScatter, scatterError } from './scatter.js';
 
 export interface CursorRequest {
@@ -57,16 +59,18 @@ export class ScatterCursor implements OpenCursor {
     if (explain !== undefined)
       throw unsupported('EXPLAIN fetched in parts across nodes is not supported');
     const bound = await boundTime(s, r, plan, req.snapshot);
+    const resultFormats = req.bind?.resultFormats ?? [];
     const engaged: string[] = [];
     const leaves: LeafRun[] = [];
     try {
-      await startLeaves(s, r, bound, req, engaged, leaves, true);
+      const formats = leafResultFormats(bound, resultFormats);
+      await startLeaves(s, r, bound, req, engaged, leaves, formats, true);
     } catch (e) {
       await finishLeaves(s, engaged, leaves);
       throw e;
     }
-    const params = req.bind === undefined ? [] : executorParams(req.bind);
-    const results = executeReadPlan(bound, leaves, { params });
+    const params = req.bind === undefined ? [] : executorParams(bound, req.bind);
+    const results = executeReadPlan(bound, leaves, { params, resultFormats });
     const depth = s.txn.savepointCount;
     const c = new ScatterCursor(s, r, req, engaged, leaves, results, depth);
     s.cursors.add(c);

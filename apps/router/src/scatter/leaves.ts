@@ -36,7 +36,8 @@ let portals = 0;
  * on each other in a cycle) and starts its leaf (into `leaves`): the caller finishes them, also
  * when this throws midway. Inside a transaction block each node runs the read in its part of the
  * transaction (a node new to it joins first) and is never cancelled, which would fail its part.
- * `paged`: each leaf is a named portal read a page at a time (a cursor).
+ * `formats`: the result formats the nodes are asked for (merge's leafResultFormats); `paged`:
+ * each leaf is a named portal read a page at a time (a cursor).
  */
 export async function startLeaves(
   s: Session,
@@ -45,6 +46,7 @@ export async function startLeaves(
   req: { readonly snapshot: Snapshot; readonly bind?: BindValues | undefined },
   engaged: string[],
   leaves: LeafRun[],
+  formats: readonly number[],
   paged = false,
 ): Promise<void> {
   const catalog = req.snapshot;
@@ -53,7 +55,7 @@ export async function startLeaves(
   const statements = r.nodes.map((node) => {
     const sql = ownedRowsOnly(named, node, plan.leafSql);
     const paging = paged ? { portal: `tessera_leaf_${++portals}`, rows: PAGE_ROWS } : undefined;
-    return { messages: leafStatement(plan, sql, req.bind, paging), paging };
+    return { messages: leafStatement(plan, sql, req.bind, formats, paging), paging };
   });
   for (const [i, node] of r.nodes.entries()) {
     const e = await engage(s, node, catalog, inBlock);
@@ -91,18 +93,19 @@ export async function finishLeaves(
 }
 
 /**
- * A simple Query when the leaf takes no parameters, else an unnamed extended-protocol cycle;
- * paged, the named portal's first page, then Flush. `sql` is the plan's leaf SQL as this node
- * runs it (owned-rows.ts).
+ * A simple Query when the leaf takes no parameters and all its results are text, else an unnamed
+ * extended-protocol cycle; paged, the named portal's first page, then Flush. `sql` is the plan's
+ * leaf SQL as this node runs it (owned-rows.ts); `resultFormats` the Bind's, as asked of nodes.
  */
 function leafStatement(
   plan: ReadPlan,
   sql: string,
   bind: BindValues | undefined,
+  resultFormats: readonly number[],
   paging: Paging | undefined,
 ): Buffer[] {
   const params = bind === undefined ? [] : plan.leafParams;
-  if (paging === undefined && params.length === 0)
+  if (paging === undefined && params.length === 0 && resultFormats.length === 0)
     return [writeQuery(new Writer(sql.length + 16), sql).flush()];
   if (bind !== undefined) {
     const missing = params.find((i) => i >= bind.values.length);
@@ -124,22 +127,12 @@ function leafStatement(
     portal,
     paramFormats: params.map((i) => bind?.formats[i] ?? 0),
     params: params.map((i) => bind?.values[i] ?? null),
+    resultFormats,
   });
   writeDescribe(w, 'P', portal);
   writeExecute(w, portal, paging?.rows ?? 0);
   w.bytes(paging === undefined ? SYNC : FLUSH);
   return [w.flush()];
-}
-
-/** The client's parameters as the executor reads them (LIMIT / OFFSET): text, binary ints as text. */
-export function executorParams(bind: BindValues): (string | Buffer | null)[] {
-  return bind.values.map((v, i) => {
-    if (v === null || bind.formats[i] !== 1) return v;
-    if (v.length === 8) return v.readBigInt64BE(0).toString();
-    if (v.length === 4) return String(v.readInt32BE(0));
-    if (v.length === 2) return String(v.readInt16BE(0));
-    return v;
-  });
 }
 
 /**

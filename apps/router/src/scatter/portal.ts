@@ -23,21 +23,24 @@ import type { StatementRecord } from '../statement/prepared.js';
 import type { BindValues, RouterPortal } from '../statement/portal.js';
 import type { ScatterRoute } from '../routing/route-types.js';
 import { describeScatter } from './scatter.js';
+import { withFormats } from './formats.js';
 import { QUERY_PLAN_FIELD } from './explain.js';
 
 type SeveralPortal = RouterPortal & { kind: 'several' };
 
-/** The values of a Bind the router runs itself (text results only across nodes). */
+/** The values of a Bind the router runs itself, and the result formats it asks for. */
 export function bindValues(rec: StatementRecord, a: Analysis, body: Buffer): BindValues {
   const b = decodeBind(body);
-  if (b.resultFormats.some((f) => f !== 0))
-    throw unsupported(
-      'binary result format is not supported for reads across nodes; request text results',
-    );
   const formats = b.params.map((_, i) =>
     b.paramFormats.length === 0 ? 0 : (b.paramFormats[b.paramFormats.length === 1 ? 0 : i] ?? 0),
   );
-  return { values: b.params, formats, types: rec.paramTypes, paramCount: a.paramCount };
+  return {
+    values: b.params,
+    formats,
+    types: rec.paramTypes,
+    paramCount: a.paramCount,
+    resultFormats: b.resultFormats,
+  };
 }
 
 /** The refusal of a multi-node portal in a batch that has statements queued for a backend already. */
@@ -47,14 +50,19 @@ export function scatterPipeline(): Error {
   );
 }
 
-/** RowDescription (or NoData) for a Describe of a multi-node portal not followed by its Execute. */
+/**
+ * RowDescription (or NoData) for a Describe of a multi-node portal not followed by its Execute,
+ * with the formats its Bind asked.
+ */
 export async function scatterDescribeFrame(s: Session, p: SeveralPortal): Promise<Buffer> {
   if (p.decision.route.kind !== 'scatter') return NO_DATA;
+  const formats = p.bind.resultFormats;
   if (p.analysis.kind === 'explain')
-    return writeRowDescription(new Writer(64), [QUERY_PLAN_FIELD]).flush();
+    return writeRowDescription(new Writer(64), withFormats([QUERY_PLAN_FIELD], formats)).flush();
   const r: ScatterRoute = p.decision.route;
   const fields = await describeScatter(s, r, p.sql, p.bind.types, p.decision.epoch.snapshot);
-  return fields === undefined ? NO_DATA : writeRowDescription(new Writer(256), fields).flush();
+  if (fields === undefined) return NO_DATA;
+  return writeRowDescription(new Writer(256), withFormats(fields, formats)).flush();
 }
 
 /**

@@ -17,8 +17,10 @@ import {
 import {
   MergeError,
   executeReadPlan,
+  leafResultFormats,
   type FieldDescription,
   type LeafMessage,
+  type ResultMessage,
 } from '@tessera/merge';
 import {
   TRANSACTION_TIME_SQL,
@@ -33,9 +35,10 @@ import type { Snapshot } from '@tessera/keyspace';
 import type { ScatterRoute } from '../routing/route-types.js';
 import { isBytewiseCollation } from '../routing/planner-catalog.js';
 import type { LeafRun } from './leaf-run.js';
-import { executorParams, finishLeaves, onNode, startLeaves } from './leaves.js';
+import { finishLeaves, onNode, startLeaves } from './leaves.js';
 import { explainLines, explainAnalyzeLines, QUERY_PLAN_FIELD } from './explain.js';
 import { planFor, scatterMemory } from './plans.js';
+import { executorParams, withFormats } from './formats.js';
 import { BackendError } from '../pool/backend.js';
 import type { Session } from '../session/session.js';
 import type { BindValues } from '../statement/portal.js';
@@ -85,7 +88,7 @@ export async function runScatter(s: Session, r: ScatterRoute, req: ScatterReques
   const catalog = req.snapshot;
   const { plan, explain } = await planScatter(s, r, req.analysis, catalog);
   if (explain !== undefined && !explain.analyze)
-    return sendLines(s, explainLines(plan, r.nodes), req.rowDescription);
+    return sendLines(s, explainLines(plan, r.nodes), req);
   try {
     await runLeaves(s, r, req, await boundTime(s, r, plan, catalog), explain);
   } catch (e) {
@@ -153,25 +156,41 @@ async function runLeaves(
   explain: ExplainAnalysis | undefined,
 ): Promise<void> {
   const bind = req.bind;
-  const params = bind ? executorParams(bind) : [];
+  // The client's result formats (EXPLAIN ANALYZE only counts the rows: text will do).
+  const resultFormats = explain === undefined ? (bind?.resultFormats ?? []) : [];
+  const leafFormats = leafResultFormats(plan, resultFormats);
+  const params = bind ? executorParams(plan, bind) : [];
   const leaves: LeafRun[] = [];
   const engaged: string[] = [];
   const startedMs = performance.now();
   try {
-    await startLeaves(s, r, plan, req, engaged, leaves);
-    const results = executeReadPlan(plan, leaves, { params });
+    await startLeaves(s, r, plan, req, engaged, leaves, leafFormats);
+    const results = executeReadPlan(plan, leaves, { params, resultFormats });
     if (explain !== undefined) {
       let rows = 0;
       for await (const m of results) if (m.kind === 'DataRow') rows++;
       const lines = explainAnalyzeLines(plan, r.nodes, leaves, rows, performance.now() - startedMs);
-      return sendLines(s, lines, req.rowDescription);
+      return sendLines(s, lines, req);
     }
-    const out = new Writer(OUT_BATCH_BYTES + 1024);
+    await sendResults(s, results, req.rowDescription);
+  } finally {
+    await finishLeaves(s, engaged, leaves);
+  }
+}
+
+/** The merged result to the client in batches; what came before an error goes before it. */
+async function sendResults(
+  s: Session,
+  results: AsyncIterable<ResultMessage>,
+  rowDescription: boolean,
+): Promise<void> {
+  const out = new Writer(OUT_BATCH_BYTES + 1024);
+  try {
     for await (const m of results) {
       if (s.closed) break; // the generator's return() cancels every node's query
       switch (m.kind) {
         case 'RowDescription':
-          if (req.rowDescription) writeRowDescription(out, m.fields);
+          if (rowDescription) writeRowDescription(out, m.fields);
           break;
         case 'DataRow':
           writeDataRow(out, m.values);
@@ -182,9 +201,9 @@ async function runLeaves(
           break;
       }
     }
-    s.out.push(out.flush());
   } finally {
-    await finishLeaves(s, engaged, leaves);
+    // As Postgres: the rows (and RowDescription) sent before an error stay sent.
+    if (out.length > 0) s.out.push(out.flush());
   }
 }
 
@@ -214,10 +233,19 @@ export async function writeOut(s: Session, out: Writer): Promise<void> {
   if (!s.out.flush()) await s.out.drained();
 }
 
-/** EXPLAIN output: one text column named QUERY PLAN, a row per line. */
-function sendLines(s: Session, lines: readonly string[], rowDescription: boolean): void {
+/**
+ * EXPLAIN output: one text column named QUERY PLAN, a row per line (in binary, text's bytes are
+ * the same: textsend).
+ */
+function sendLines(s: Session, lines: readonly string[], req: ScatterRequest): void {
   const w = new Writer(1024);
-  if (rowDescription) writeRowDescription(w, [QUERY_PLAN_FIELD]);
+  const fields = withFormats([QUERY_PLAN_FIELD], req.bind?.resultFormats ?? []);
+  if (req.rowDescription) writeRowDescription(w, fields);
+  const format = fields[0]?.format ?? 0;
+  if (format !== 0 && format !== 1) {
+    s.out.push(w.flush());
+    throw new RouterError('22023', `unsupported format code: ${format}`);
+  }
   for (const line of lines) writeDataRow(w, [line]);
   writeCommandComplete(w, 'EXPLAIN');
   s.out.push(w.flush());

@@ -16,6 +16,8 @@ export interface BindValues {
   readonly types: readonly number[];
   /** The statement's highest `$n`. */
   readonly paramCount: number;
+  /** The Bind's result format codes (none: all text; one: every column; else one per column). */
+  readonly resultFormats: readonly number[];
 }
 
 export type RouterPortal =
