@@ -63,11 +63,11 @@ function cursorOf(node: Node): CursorInfo | undefined {
     const d = node.DeclareCursorStmt;
     const options = d.options ?? 0;
     return {
-      ...plain,
       name: d.portalname,
       hold: (options & CURSOR_OPT_HOLD) !== 0,
       scroll: (options & CURSOR_OPT_SCROLL) !== 0,
       binary: (options & CURSOR_OPT_BINARY) !== 0,
+      fetch: undefined,
     };
   }
   if ('FetchStmt' in node) {
@@ -77,9 +77,9 @@ function cursorOf(node: Node): CursorInfo | undefined {
       direction: FETCH_DIRECTIONS[f.direction ?? 'FETCH_FORWARD'],
       count: many >= FETCH_ALL ? 'all' : many,
     };
-    return { ...plain, name: f.portalname, fetch };
+    return { name: f.portalname, ...plain, fetch };
   }
-  if ('ClosePortalStmt' in node) return { ...plain, name: node.ClosePortalStmt.portalname };
+  if ('ClosePortalStmt' in node) return { name: node.ClosePortalStmt.portalname, ...plain };
   return undefined;
 }
 
