@@ -168,7 +168,8 @@ describe('pipelined reads', () => {
       const before = await pipelinedCount();
       const first = a.query({ ...SLOW, values: [8_000_000] });
       await new Promise((r) => setTimeout(r, 50));
-      const second = b.query({ ...SLOW, values: [8_000_000] });
+      // Long enough that the cancel, sent once it is the one running, always lands in time.
+      const second = b.query({ ...SLOW, values: [200_000_000] });
       await new Promise((r) => setTimeout(r, 50));
       assert.equal((await pipelinedCount()) - before, 1, 'the second read joined the first');
       const { pid, secret } = keyOf(b);
