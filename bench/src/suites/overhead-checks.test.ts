@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { summarize, type Measurement } from '../report/model.js';
 import { comparisonTable } from '../report/markdown.js';
 import { addRatios, pairedComparison } from '../report/ratios.js';
-import { METRICS, overheadChecks, overheadWorkloads } from './overhead.js';
+import { METRICS, overheadChecks } from './overhead-checks.js';
 
 function m(round: number, group: string, target: string, tps: number, cpu?: number): Measurement {
   return { round, group, target, values: cpu === undefined ? { tps } : { tps, cpuUsPerStmt: cpu } };
@@ -100,30 +100,6 @@ test('the router is compared with its baseline round by round, and judged by the
   assert.match(comparisonTable(c), /\| write, 16 clients \| 90 \/ – \/ 92 \| 100 \/ 100 \/ 100 \|/);
   // Without a baseline in the run there is no such check.
   assert.deepEqual(overheadChecks([]), []);
-});
-
-test('the workloads cover -S in both protocols; the prepared ones keep their names', () => {
-  assert.deepEqual(
-    overheadWorkloads().map((w) => [w.group, w.protocol]),
-    [
-      ['select, 16 clients', 'prepared'],
-      ['select, 64 clients', 'prepared'],
-      ['select -M simple, 16 clients', 'simple'],
-      ['write, 16 clients', 'prepared'],
-      ['tpcb-branch, 16 clients', 'prepared'],
-    ],
-  );
-});
-
-test('--workloads keeps only the named workloads and names the ones there are', () => {
-  assert.deepEqual(
-    overheadWorkloads([16], ['select', 'select-simple']).map((w) => w.group),
-    ['select, 16 clients', 'select -M simple, 16 clients'],
-  );
-  assert.throws(
-    () => overheadWorkloads(undefined, ['tpcb']),
-    /no workload tpcb \(there are select, select-simple, write, tpcb-branch\)/,
-  );
 });
 
 test('the CPU check leaves out the pipe ratio when the pipe did not run', () => {
