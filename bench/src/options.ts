@@ -58,9 +58,9 @@ export const OPTIONS_HELP = `Options:
   --duration S          seconds per pgbench run (default 10; steady: 600)
   --warmup S            seconds of warm-up per target before round 1 (default 5; steady: 60)
   --clients LIST        client counts, replacing every workload's own (e.g. 16,64)
-  --targets LIST        only these targets (direct,router,pgbouncer,passthrough, and
-                        router-base with --router-baseline; scatter: router,single; 2pc:
-                        transfer-cross,transfer-local,direct-local)
+  --targets LIST        only these targets (direct,router,pgbouncer,pgbouncer-txn,
+                        passthrough, and router-base with --router-baseline; scatter:
+                        router,single; 2pc: transfer-cross,transfer-local,direct-local)
   --workloads LIST      overhead: only these workloads (select, select-simple, write,
                         tpcb-branch), e.g. to profile one path
   --scale N             pgbench branches (overhead: on the node; scaleout: per node)

@@ -3,6 +3,7 @@
 import { UsageError } from '../options.js';
 import type { PgbenchProtocol } from '../pgbench/run.js';
 import { WORKLOADS, type WorkloadKind } from '../pgbench/scripts.js';
+import type { TargetInfo } from '../report/model.js';
 
 /**
  * The issue's workloads: -S at 16 and 64 clients, writes and TPC-B-within-branch at 16, all
@@ -50,4 +51,49 @@ export function describeWorkload(w: Workload): string {
   const spec = WORKLOADS[w.kind];
   const text = spec.description.replace('-M prepared', `-M ${w.protocol}`);
   return `${text}; ${spec.statementsPerTxn} statement(s) per transaction`;
+}
+
+/**
+ * PgBouncer in transaction mode gives a client whichever server connection is free at each
+ * transaction, and Debian's PgBouncer 1.18 does not follow prepared statements from one to the
+ * next (max_prepared_statements came in 1.21): pgbench -M prepared would fail there, so it runs
+ * the -M simple workloads only.
+ */
+const ONLY_SIMPLE =
+  "pool_mode = transaction: Debian's PgBouncer 1.18 keeps no prepared statements in that mode, so it runs only -M simple workloads";
+
+/** Why `target` does not run workload `w`; undefined when it does. */
+export function reasonToSitOut(target: string, w: Pick<Workload, 'protocol'>): string | undefined {
+  return target === 'pgbouncer-txn' && w.protocol !== 'simple' ? ONLY_SIMPLE : undefined;
+}
+
+/** The workloads of a run that a target does not run, and why; undefined when it runs them all. */
+export function sitOut(
+  target: string,
+  workloads: readonly Workload[],
+): { groups: string[]; reason: string } | undefined {
+  const out = workloads.filter((w) => reasonToSitOut(target, w) !== undefined);
+  if (out.length === 0) return undefined;
+  return { groups: out.map((w) => w.group), reason: reasonToSitOut(target, out[0]!)! };
+}
+
+/**
+ * The targets as the result records them: a target that ran only some workloads says which it
+ * sat out and why, and one that would have sat out all of them (not started) says so.
+ */
+export function withSitOuts(
+  infos: readonly TargetInfo[],
+  notStarted: readonly string[],
+  workloads: readonly Workload[],
+): TargetInfo[] {
+  return [
+    ...infos.map((i) => {
+      const out = i.skipped === undefined ? sitOut(i.name, workloads) : undefined;
+      return out ? { ...i, sitsOut: out } : i;
+    }),
+    ...notStarted.map((name) => ({
+      name,
+      skipped: `${sitOut(name, workloads)!.reason}, and this run has none`,
+    })),
+  ];
 }

@@ -1,29 +1,45 @@
 // Suite `overhead`: what a proxy in front of one Postgres costs. pgbench workloads run against
 // Postgres directly, through the router (one-node catalog, pgbench tables distributed by bid),
-// through PgBouncer in session mode and through a bare Node pipe, in interleaved rounds; reported
-// as TPS, latency, ratios to direct and to PgBouncer from the same round, and the proxy's CPU per
-// statement. With --router-baseline, another checkout's router runs too (router-base), and the
+// through PgBouncer in session mode (and in transaction mode, -M simple workloads only) and
+// through a bare Node pipe, in interleaved rounds; reported as TPS, latency, ratios to direct and
+// to PgBouncer from the same round, and the proxy's CPU per statement. With --router-baseline, another checkout's router runs too (router-base), and the
 // router is judged against it round by round.
 import { roundOrder } from '../harness/stats.js';
 import { quietNode } from '../pgbench/load.js';
 import { measure } from '../pgbench/measure.js';
 import { WORKLOADS, workloadScript, type WorkloadKind } from '../pgbench/scripts.js';
 import { capacityLines } from '../report/capacity.js';
+import { wants } from '../options.js';
 import { summarize, type Measurement, type SuiteResult } from '../report/model.js';
 import { addRatios, pairedComparison } from '../report/ratios.js';
 import { METRICS, VS_BASE, overheadChecks } from './overhead-checks.js';
-import { describeWorkload, overheadWorkloads, type Workload } from './overhead-workloads.js';
-import { startPgbenchNode } from './pgbench-targets.js';
+import {
+  describeWorkload,
+  overheadWorkloads,
+  reasonToSitOut,
+  sitOut,
+  withSitOuts,
+  type Workload,
+} from './overhead-workloads.js';
+import { pgbouncerTxnPoolSize, startPgbenchNode } from './pgbench-targets.js';
 import { runStamp, type Suite, type SuiteContext } from './suite.js';
 
 const DEFAULT_SCALE = 10;
 /**
  * The router runs with its own default pool (--pool-size 20) in transaction mode: autocommit
  * reads gather pipelined on a few lanes whatever the pool size, and transactions get a backend
- * each without waiting at these client counts. PgBouncer in session mode keeps one per client.
+ * each without waiting at these client counts. PgBouncer in session mode keeps one per client;
+ * in transaction mode (pgbouncer-txn) as many as the router (pgbouncerTxnPoolSize).
  */
 export const ROUTER_POOL_SIZE = 20;
-const TARGETS = ['direct', 'router', 'router-base', 'pgbouncer', 'passthrough'] as const;
+const TARGETS = [
+  'direct',
+  'router',
+  'router-base',
+  'pgbouncer',
+  'pgbouncer-txn',
+  'passthrough',
+] as const;
 
 async function run(ctx: SuiteContext): Promise<SuiteResult> {
   const { opts } = ctx;
@@ -31,11 +47,15 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
   const scale = opts.scale ?? DEFAULT_SCALE;
   const workloads = overheadWorkloads(opts.clients, opts.workloads);
   const maxClients = Math.max(...workloads.map((w) => w.clients));
+  // A target that would sit out every workload of this run is not started at all.
+  const idle = TARGETS.filter(
+    (n) => wants(opts, n) && sitOut(n, workloads)?.groups.length === workloads.length,
+  );
   const node = await startPgbenchNode({
     name: 'bench-overhead',
     scale,
     opts,
-    names: TARGETS,
+    names: TARGETS.filter((n) => !idle.includes(n)),
     maxClients,
     poolSize: maxClients,
     routerPoolSize: ROUTER_POOL_SIZE,
@@ -43,6 +63,12 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
   });
   try {
     const { pgSettings, targets: t } = node;
+    const runs = (target: { name: string }, w: Workload) =>
+      reasonToSitOut(target.name, w) === undefined;
+    for (const target of t.running) {
+      const out = sitOut(target.name, workloads);
+      if (out) ctx.log(`  ${target.name} sits out ${out.groups.join('; ')}: ${out.reason}`);
+    }
     const script = (kind: WorkloadKind) => workloadScript(kind, { from: 1, to: scale });
     const spec = (target: (typeof t.running)[number], w: Workload, durationS: number) => ({
       legs: [{ host: target.host, port: target.port, script: script(w.kind), clients: w.clients }],
@@ -54,8 +80,11 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
     });
     if (opts.warmupS > 0) {
       ctx.log(`warm-up: ${opts.warmupS} s per target`);
-      const w = workloads.at(-1)!; // the heaviest script touches every table
-      for (const target of t.running) await measure(spec(target, w, opts.warmupS));
+      // The heaviest script a target runs: the last ones touch every table.
+      for (const target of t.running) {
+        const w = workloads.findLast((x) => runs(target, x));
+        if (w) await measure(spec(target, w, opts.warmupS));
+      }
     }
     const measurements: Measurement[] = [];
     for (let round = 1; round <= opts.rounds; round++) {
@@ -63,6 +92,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
       ctx.log(`round ${round}/${opts.rounds}: ${order.map((x) => x.name).join(', ')}`);
       for (const w of workloads) {
         for (const target of order) {
+          if (!runs(target, w)) continue;
           await quietNode(node.pg);
           const r = await measure(spec(target, w, opts.durationS));
           measurements.push({
@@ -100,13 +130,18 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
         routerPoolMode: opts.routerPoolMode,
         proxyPoolSize: maxClients,
         routerPoolSize: opts.routerPoolSize ?? ROUTER_POOL_SIZE,
+        pgbouncerTxnPoolSize: pgbouncerTxnPoolSize({
+          opts,
+          poolSize: maxClients,
+          routerPoolSize: ROUTER_POOL_SIZE,
+        }),
         ...(opts.routerPipelineDepth !== undefined
           ? { routerPipelineDepth: opts.routerPipelineDepth }
           : {}),
         ...(opts.routerBaseline !== undefined ? { routerBaseline: opts.routerBaseline } : {}),
         postgres: pgSettings,
       },
-      targets: t.infos,
+      targets: withSitOuts(t.infos, idle, workloads),
       groups: workloads.map((w) => ({ name: w.group, description: describeWorkload(w) })),
       metrics,
       chartMetric: 'tps',
@@ -142,7 +177,7 @@ export function progressLine(
     typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-';
   const cpu =
     typeof v['cpuUsPerStmt'] === 'number' ? `  cpu ${f(v['cpuUsPerStmt'], 1)} µs/stmt` : '';
-  const head = `  ${group.padEnd(26)} ${target.padEnd(12)}`;
+  const head = `  ${group.padEnd(26)} ${target.padEnd(13)}`;
   if (error !== undefined && v['tps'] === undefined) return `${head} FAILED: ${error}`;
   return `${head} ${f(v['tps'], 0).padStart(8)} tps  p50 ${f(v['p50Ms'], 2)} ms  p99 ${f(v['p99Ms'], 2)} ms${cpu}${error ? `  (${error})` : ''}`;
 }
@@ -150,6 +185,6 @@ export function progressLine(
 export const overhead: Suite = {
   name: 'overhead',
   summary:
-    'one node: direct vs router vs pgbouncer (session) vs a bare Node pipe (vs another build of the router with --router-baseline); TPS, latency, CPU/stmt',
+    'one node: direct vs router vs pgbouncer (session; and transaction mode on -M simple) vs a bare Node pipe (vs another build of the router with --router-baseline); TPS, latency, CPU/stmt',
   run,
 };
