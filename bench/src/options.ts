@@ -62,7 +62,8 @@ export const OPTIONS_HELP = `Options:
                         passthrough, and router-base with --router-baseline; scatter:
                         router,single; 2pc: transfer-cross,transfer-local,direct-local)
   --workloads LIST      overhead: only these workloads (select, select-simple, write,
-                        tpcb-branch), e.g. to profile one path
+                        tpcb-branch; select and select-simple at 16 and 64 clients unless
+                        --clients), e.g. to profile one path
   --scale N             pgbench branches (overhead: on the node; scaleout: per node)
   --nodes LIST          scaleout: node counts (default 1,2,3)
   --routers LIST        scaleout: router process counts (default 1,2)

@@ -12,6 +12,7 @@ test('the workloads cover -S in both protocols; the prepared ones keep their nam
       ['select, 16 clients', 'prepared'],
       ['select, 64 clients', 'prepared'],
       ['select -M simple, 16 clients', 'simple'],
+      ['select -M simple, 64 clients', 'simple'],
       ['write, 16 clients', 'prepared'],
       ['tpcb-branch, 16 clients', 'prepared'],
     ],
@@ -19,6 +20,19 @@ test('the workloads cover -S in both protocols; the prepared ones keep their nam
 });
 
 test('--workloads keeps only the named workloads and names the ones there are', () => {
+  // select and select-simple at 64 clients: the router against pgbouncer-txn, and its CPU per
+  // simple statement against its CPU per prepared one, in one run.
+  assert.deepEqual(
+    overheadWorkloads([64], ['select', 'select-simple']).map((w) => [w.group, w.protocol]),
+    [
+      ['select, 64 clients', 'prepared'],
+      ['select -M simple, 64 clients', 'simple'],
+    ],
+  );
+  assert.deepEqual(
+    overheadWorkloads(undefined, ['select-simple']).map((w) => w.group),
+    ['select -M simple, 16 clients', 'select -M simple, 64 clients'],
+  );
   assert.deepEqual(
     overheadWorkloads([16], ['select', 'select-simple']).map((w) => w.group),
     ['select, 16 clients', 'select -M simple, 16 clients'],

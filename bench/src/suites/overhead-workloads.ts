@@ -6,12 +6,13 @@ import { WORKLOADS, type WorkloadKind } from '../pgbench/scripts.js';
 import type { TargetInfo } from '../report/model.js';
 
 /**
- * The issue's workloads: -S at 16 and 64 clients, writes and TPC-B-within-branch at 16, all
- * -M prepared; and -S -M simple at 16, the literal-text path (a parse per new text).
+ * The issues' workloads: -S at 16 and 64 clients, writes and TPC-B-within-branch at 16, all
+ * -M prepared; and -S -M simple at 16 and 64, the literal-text path (a parse per new text), whose
+ * 64 clients meet PgBouncer in transaction mode and the router's own -S at 64 (issue 15).
  */
 const PLAN: readonly { kind: WorkloadKind; protocol: PgbenchProtocol; clients: number[] }[] = [
   { kind: 'select', protocol: 'prepared', clients: [16, 64] },
-  { kind: 'select', protocol: 'simple', clients: [16] },
+  { kind: 'select', protocol: 'simple', clients: [16, 64] },
   { kind: 'write', protocol: 'prepared', clients: [16] },
   { kind: 'tpcb-branch', protocol: 'prepared', clients: [16] },
 ];
