@@ -26,7 +26,7 @@ export function skipLines(targets: readonly TargetInfo[]): string[] {
   });
 }
 
-export function markdownTable(r: SuiteResult): string {
+export function markdownTable(r: Pick<SuiteResult, 'metrics' | 'summary'>): string {
   const head = ['workload', 'target', ...r.metrics.map((m) => m.label)];
   const lines = [
     `| ${head.join(' | ')} |`,

@@ -3,7 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { skipLines } from '../report/markdown.js';
-import { overheadWorkloads, reasonToSitOut, sitOut, withSitOuts } from './overhead-workloads.js';
+import {
+  overheadWorkloads,
+  preparedCounterparts,
+  reasonToSitOut,
+  sitOut,
+  withSitOuts,
+} from './overhead-workloads.js';
 
 test('the workloads cover -S in both protocols; the prepared ones keep their names', () => {
   assert.deepEqual(
@@ -89,4 +95,20 @@ test('a target sitting out some workloads says which in one line; one with none 
     overheadWorkloads(),
   );
   assert.deepEqual(skipLines(failed), ['**pgbouncer-txn**: pgbouncer is not installed']);
+});
+
+test('a -M simple workload is paired with the prepared one of the same kind and clients, when it ran', () => {
+  assert.deepEqual(
+    [...preparedCounterparts(overheadWorkloads())],
+    [
+      ['select -M simple, 16 clients', 'select, 16 clients'],
+      ['select -M simple, 64 clients', 'select, 64 clients'],
+    ],
+  );
+  assert.deepEqual(
+    [...preparedCounterparts(overheadWorkloads([64], ['select', 'select-simple']))],
+    [['select -M simple, 64 clients', 'select, 64 clients']],
+  );
+  // Without the prepared select in the run there is nothing to compare with.
+  assert.equal(preparedCounterparts(overheadWorkloads(undefined, ['select-simple'])).size, 0);
 });

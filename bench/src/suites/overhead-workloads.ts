@@ -55,6 +55,22 @@ export function describeWorkload(w: Workload): string {
 }
 
 /**
+ * Each workload not in the prepared protocol, mapped to the prepared workload of the same kind
+ * and clients in this run (when there is one): what its CPU per statement is compared with.
+ */
+export function preparedCounterparts(workloads: readonly Workload[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const w of workloads) {
+    if (w.protocol === 'prepared') continue;
+    const p = workloads.find(
+      (x) => x.protocol === 'prepared' && x.kind === w.kind && x.clients === w.clients,
+    );
+    if (p) out.set(w.group, p.group);
+  }
+  return out;
+}
+
+/**
  * PgBouncer in transaction mode gives a client whichever server connection is free at each
  * transaction, and Debian's PgBouncer 1.18 does not follow prepared statements from one to the
  * next (max_prepared_statements came in 1.21): pgbench -M prepared would fail there, so it runs

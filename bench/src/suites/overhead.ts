@@ -11,11 +11,18 @@ import { WORKLOADS, workloadScript, type WorkloadKind } from '../pgbench/scripts
 import { capacityLines } from '../report/capacity.js';
 import { wants } from '../options.js';
 import { summarize, type Measurement, type SuiteResult } from '../report/model.js';
-import { addRatios, pairedComparison } from '../report/ratios.js';
-import { METRICS, VS_BASE, overheadChecks } from './overhead-checks.js';
+import { addGroupRatios, addRatios, pairedComparison } from '../report/ratios.js';
+import {
+  CPU_VS_PREPARED,
+  VS_BASE,
+  VS_PGBOUNCER_TXN,
+  overheadChecks,
+  overheadMetrics,
+} from './overhead-checks.js';
 import {
   describeWorkload,
   overheadWorkloads,
+  preparedCounterparts,
   reasonToSitOut,
   sitOut,
   withSitOuts,
@@ -111,7 +118,15 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
     addRatios(measurements, 'passthrough', 'cpuVsPipe', 'cpuUsPerStmt');
     const withBase = t.running.some((x) => x.name === 'router-base');
     if (withBase) addRatios(measurements, 'router-base', VS_BASE.key);
-    const metrics = withBase ? [...METRICS, VS_BASE] : METRICS;
+    const withTxn = t.running.some((x) => x.name === 'pgbouncer-txn');
+    if (withTxn) addRatios(measurements, 'pgbouncer-txn', VS_PGBOUNCER_TXN.key);
+    const twins = preparedCounterparts(workloads);
+    if (twins.size > 0) addGroupRatios(measurements, twins, CPU_VS_PREPARED.key, 'cpuUsPerStmt');
+    const metrics = overheadMetrics({
+      base: withBase,
+      pgbouncerTxn: withTxn,
+      cpuVsPrepared: twins.size > 0,
+    });
     const summary = summarize(measurements, metrics);
     const comparison =
       withBase && t.running.some((x) => x.name === 'router')
@@ -152,6 +167,16 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
         'Proxy CPU is utime+stime of the proxy process (and its children) from /proc/<pid>/stat across the run, divided by transactions x statements per transaction.',
         "CPU x pipe is a proxy's CPU per statement over the bare Node pipe's, in the same round and workload.",
         'pgbench runs on the same machine and competes for its cores; every target pays that alike.',
+        ...(withTxn
+          ? [
+              "x pgbouncer-txn is TPS over PgBouncer's in transaction mode (pgbouncer-txn, -M simple workloads only) in the same round and workload.",
+            ]
+          : []),
+        ...(twins.size > 0
+          ? [
+              "CPU x prepared is a proxy's CPU per statement on a -M simple workload over its own on the -M prepared workload of the same kind and clients, in the same round.",
+            ]
+          : []),
         ...(withBase
           ? [
               "x router-base is TPS over router-base's (another checkout's build with the same flags and coordinator) in the same round and workload.",
@@ -177,7 +202,7 @@ export function progressLine(
     typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '-';
   const cpu =
     typeof v['cpuUsPerStmt'] === 'number' ? `  cpu ${f(v['cpuUsPerStmt'], 1)} µs/stmt` : '';
-  const head = `  ${group.padEnd(26)} ${target.padEnd(13)}`;
+  const head = `  ${group.padEnd(28)} ${target.padEnd(13)}`;
   if (error !== undefined && v['tps'] === undefined) return `${head} FAILED: ${error}`;
   return `${head} ${f(v['tps'], 0).padStart(8)} tps  p50 ${f(v['p50Ms'], 2)} ms  p99 ${f(v['p99Ms'], 2)} ms${cpu}${error ? `  (${error})` : ''}`;
 }
