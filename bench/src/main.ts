@@ -54,7 +54,11 @@ async function main(argv: string[]): Promise<number> {
   log('');
   log(markdownTable(result));
   if (result.comparison) log(`\n${comparisonTable(result.comparison)}`);
-  for (const t of result.targets) if (t.skipped) log(`\nskipped ${t.name}: ${t.skipped}`);
+  for (const t of result.targets) {
+    if (t.skipped) log(`\nskipped ${t.name}: ${t.skipped}`);
+    else if (t.sitsOut)
+      log(`\n${t.name} sat out ${t.sitsOut.groups.join('; ')}: ${t.sitsOut.reason}`);
+  }
   for (const c of result.checks ?? []) log(`\ncheck ${checkLine(c)}`);
   if (result.capacity && result.capacity.length > 0) {
     log('\ncapacity (paste into docs/capacity.md):');

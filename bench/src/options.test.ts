@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { parseOptions, UsageError } from './options.js';
+import { parseOptions, UsageError, wants } from './options.js';
 
 test("a suite's defaults apply when the flags are absent, and give way to the flags and to --quick", () => {
   const steady = { rounds: 1, durationS: 600, warmupS: 60 };
@@ -34,4 +34,12 @@ test('--router-baseline takes a checkout with a built router, and refuses one wi
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('--targets pgbouncer means session mode only; pgbouncer-txn is named on its own', () => {
+  const session = parseOptions(['--targets', 'router,pgbouncer'], 2);
+  assert.deepEqual([wants(session, 'pgbouncer'), wants(session, 'pgbouncer-txn')], [true, false]);
+  const txn = parseOptions(['--targets', 'router,pgbouncer-txn'], 2);
+  assert.deepEqual([wants(txn, 'pgbouncer'), wants(txn, 'pgbouncer-txn')], [false, true]);
+  assert.equal(wants(parseOptions([], 2), 'pgbouncer-txn'), true);
 });

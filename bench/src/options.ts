@@ -58,11 +58,12 @@ export const OPTIONS_HELP = `Options:
   --duration S          seconds per pgbench run (default 10; steady: 600)
   --warmup S            seconds of warm-up per target before round 1 (default 5; steady: 60)
   --clients LIST        client counts, replacing every workload's own (e.g. 16,64)
-  --targets LIST        only these targets (direct,router,pgbouncer,passthrough, and
-                        router-base with --router-baseline; scatter: router,single; 2pc:
-                        transfer-cross,transfer-local,direct-local)
+  --targets LIST        only these targets (direct,router,pgbouncer,pgbouncer-txn,
+                        passthrough, and router-base with --router-baseline; scatter:
+                        router,single; 2pc: transfer-cross,transfer-local,direct-local)
   --workloads LIST      overhead: only these workloads (select, select-simple, write,
-                        tpcb-branch), e.g. to profile one path
+                        tpcb-branch; select and select-simple at 16 and 64 clients unless
+                        --clients), e.g. to profile one path
   --scale N             pgbench branches (overhead: on the node; scaleout: per node)
   --nodes LIST          scaleout: node counts (default 1,2,3)
   --routers LIST        scaleout: router process counts (default 1,2)

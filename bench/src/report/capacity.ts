@@ -15,7 +15,7 @@ export function capacityLines(
     if (typeof us !== 'number' || !(us > 0)) continue;
     const perCore = 1e6 / us;
     lines.push(
-      `${row.target.padEnd(12)} ${row.group.padEnd(26)} ${formatValue(us, 1).padStart(7)} µs/stmt -> ` +
+      `${row.target.padEnd(13)} ${row.group.padEnd(28)} ${formatValue(us, 1).padStart(7)} µs/stmt -> ` +
         `${formatValue(perCore, 0).padStart(9)} stmt/s per core at 100%, ` +
         `${formatValue(perCore * headroom, 0).padStart(9)} at ${Math.round(headroom * 100)}% (per process: one core)`,
     );

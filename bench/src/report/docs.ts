@@ -3,7 +3,7 @@
 // wrote to bench/results (never after --quick or --out elsewhere).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkLine, comparisonTable, markdownTable } from './markdown.js';
+import { checkLine, comparisonTable, markdownTable, skipLines } from './markdown.js';
 import type { SuiteResult } from './model.js';
 
 export async function updateBenchmarksDoc(repoRoot: string, r: SuiteResult): Promise<boolean> {
@@ -16,7 +16,6 @@ export async function updateBenchmarksDoc(repoRoot: string, r: SuiteResult): Pro
   const j = text.indexOf(end);
   if (i < 0 || j < i) return false;
   const base = `${r.date}-${r.suite}`;
-  const skipped = r.targets.filter((t) => t.skipped !== undefined);
   const block = [
     start,
     `Latest run: ${r.startedAt.slice(0, 10)}, ${r.machine.cpuModel} (${r.machine.cores} cores), ` +
@@ -27,7 +26,7 @@ export async function updateBenchmarksDoc(repoRoot: string, r: SuiteResult): Pro
     markdownTable(r),
     '',
     ...(r.comparison ? [comparisonTable(r.comparison), ''] : []),
-    ...skipped.map((t) => `Skipped **${t.name}**: ${t.skipped}\n`),
+    ...skipLines(r.targets).map((line) => `Skipped ${line}\n`),
     ...(r.checks ?? []).map((c) => `Check ${checkLine(c)}\n`),
     `![${r.title}](../bench/results/${base}.svg)`,
     end,

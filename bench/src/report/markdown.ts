@@ -1,13 +1,32 @@
 // The markdown form of a result: one table of medians, then what was skipped and why, what it was
 // measured on, and the capacity lines. docs/benchmarks.md embeds this file's table as it is.
 import { median } from '../harness/stats.js';
-import { formatValue, type CheckResult, type PairedComparison, type SuiteResult } from './model.js';
+import {
+  formatValue,
+  type CheckResult,
+  type PairedComparison,
+  type SuiteResult,
+  type TargetInfo,
+} from './model.js';
 
 export function checkLine(c: CheckResult): string {
   return `${c.ok ? 'OK' : 'FAILED'}: ${c.name}: ${c.detail}`;
 }
 
-export function markdownTable(r: SuiteResult): string {
+/**
+ * One line per target that did not run, or ran only some workloads, with the reason: a target
+ * left out on purpose reads differently from one that failed.
+ */
+export function skipLines(targets: readonly TargetInfo[]): string[] {
+  return targets.flatMap((t) => {
+    if (t.skipped !== undefined) return [`**${t.name}**: ${t.skipped}`];
+    if (t.sitsOut !== undefined)
+      return [`**${t.name}** in ${t.sitsOut.groups.join('; ')}: ${t.sitsOut.reason}`];
+    return [];
+  });
+}
+
+export function markdownTable(r: Pick<SuiteResult, 'metrics' | 'summary'>): string {
   const head = ['workload', 'target', ...r.metrics.map((m) => m.label)];
   const lines = [
     `| ${head.join(' | ')} |`,
@@ -88,10 +107,10 @@ export function markdownReport(r: SuiteResult, svgFile: string): string {
       '',
     );
   }
-  const skipped = r.targets.filter((t) => t.skipped !== undefined);
+  const skipped = skipLines(r.targets);
   if (skipped.length > 0) {
     out.push('Skipped targets:', '');
-    for (const t of skipped) out.push(`- **${t.name}**: ${t.skipped}`);
+    for (const line of skipped) out.push(`- ${line}`);
     out.push('');
   }
   if (r.checks && r.checks.length > 0) {

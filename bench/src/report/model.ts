@@ -34,6 +34,8 @@ export interface TargetInfo {
   detail?: string | undefined;
   /** Why it did not run, when it did not. */
   skipped?: string | undefined;
+  /** The workloads (groups) it ran without, and why, when it ran only some. */
+  sitsOut?: { groups: string[]; reason: string } | undefined;
 }
 
 /** A check a suite makes after measuring (e.g. money is neither lost nor made by transfers). */

@@ -23,6 +23,33 @@ export function addRatios(ms: Measurement[], reference: string, key: string, of 
 }
 
 /**
+ * Sets `values[key]` to a value over the same target's in another workload of the same round
+ * (`referenceGroup` maps a workload to it; default: TPS), e.g. the router's CPU per simple-protocol
+ * statement over its CPU per prepared statement at the same clients; null where there is none.
+ */
+export function addGroupRatios(
+  ms: Measurement[],
+  referenceGroup: ReadonlyMap<string, string>,
+  key: string,
+  of = 'tps',
+): void {
+  const ref = new Map<string, number>();
+  for (const m of ms) {
+    const v = m.values[of];
+    if (m.error === undefined && typeof v === 'number' && v > 0) {
+      ref.set(`${m.round}\u0000${m.group}\u0000${m.target}`, v);
+    }
+  }
+  for (const m of ms) {
+    const group = referenceGroup.get(m.group);
+    const r =
+      group === undefined ? undefined : ref.get(`${m.round}\u0000${group}\u0000${m.target}`);
+    const v = m.values[of];
+    m.values[key] = r !== undefined && typeof v === 'number' ? v / r : null;
+  }
+}
+
+/**
  * `target` against `reference`, workload by workload, round by round: both values, their ratio
  * within the round, and the median of those ratios. Workloads in the order first measured.
  */

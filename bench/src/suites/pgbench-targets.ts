@@ -1,6 +1,7 @@
 // Starting the one-node targets that the overhead, idle and steady suites share (direct, router,
-// router-base, pgbouncer, passthrough), each one either running or skipped with the reason said
-// out loud; and the Postgres with pgbench's tables behind them that overhead and steady share.
+// router-base, pgbouncer, pgbouncer-txn, passthrough), each one either running or skipped with the
+// reason said out loud; and the Postgres with pgbench's tables behind them that overhead and
+// steady share.
 import { startPostgres, type PgServer } from '@tessera/testkit';
 import { postgresSettings } from '../harness/machine.js';
 import { wants, type BenchOptions } from '../options.js';
@@ -23,15 +24,31 @@ export interface OneNodeTargets {
 export interface OneNodeOptions {
   opts: BenchOptions;
   pg: PgServer;
-  /** Which of direct/router/router-base/pgbouncer/passthrough this suite runs. */
+  /** Which of direct/router/router-base/pgbouncer/pgbouncer-txn/passthrough this suite runs. */
   names: readonly string[];
   /** Clients that may be connected at once (pool sizes, max_client_conn). */
   maxClients: number;
-  /** Backend pool per proxy (pgbouncer default_pool_size, router --pool-size). */
+  /** Backend pool per proxy (pgbouncer's default_pool_size in session mode, router --pool-size). */
   poolSize: number;
   /** The router's own --pool-size when it differs (its transaction pooling multiplexes clients). */
   routerPoolSize?: number | undefined;
   log(line: string): void;
+}
+
+/** The router's --pool-size in this run: --router-pool-size, else the suite's own, else poolSize. */
+export function routerPoolSizeOf(o: Pick<OneNodeOptions, 'opts' | 'poolSize' | 'routerPoolSize'>) {
+  return o.opts.routerPoolSize ?? o.routerPoolSize ?? o.poolSize;
+}
+
+/**
+ * PgBouncer in transaction mode (pgbouncer-txn) keeps as many server connections as the router
+ * keeps backends (its pool in each of its processes): both multiplex the same clients over the
+ * same number of Postgres connections, so neither wins by holding more of them.
+ */
+export function pgbouncerTxnPoolSize(
+  o: Pick<OneNodeOptions, 'opts' | 'poolSize' | 'routerPoolSize'>,
+): number {
+  return routerPoolSizeOf(o) * Math.max(1, o.opts.routerWorkers);
 }
 
 export async function startOneNodeTargets(o: OneNodeOptions): Promise<OneNodeTargets> {
@@ -39,6 +56,8 @@ export async function startOneNodeTargets(o: OneNodeOptions): Promise<OneNodeTar
   const infos: TargetInfo[] = [];
   let catalog: BenchCatalog | undefined;
   let pgbouncerBin: string | undefined;
+  // Both pool modes run the same binary: look for it (and install it) once.
+  let pgbouncerFound: Awaited<ReturnType<typeof ensurePgbouncer>> | undefined;
   const stopAll = async () => {
     for (const t of running.splice(0)) await t.stop().catch(() => undefined);
     await catalog?.stop().catch(() => undefined);
@@ -47,10 +66,10 @@ export async function startOneNodeTargets(o: OneNodeOptions): Promise<OneNodeTar
     if (s.ok) {
       running.push(s.target);
       infos.push({ name: s.target.name, detail: s.target.detail });
-      o.log(`  ${s.target.name.padEnd(12)} ${s.target.detail}`);
+      o.log(`  ${s.target.name.padEnd(13)} ${s.target.detail}`);
     } else {
       infos.push({ name: s.name, skipped: s.reason });
-      o.log(`  ${s.name.padEnd(12)} SKIPPED: ${s.reason}`);
+      o.log(`  ${s.name.padEnd(13)} SKIPPED: ${s.reason}`);
     }
   };
   try {
@@ -83,7 +102,7 @@ export async function startOneNodeTargets(o: OneNodeOptions): Promise<OneNodeTar
               name,
               entry,
               coordinator: catalog.address,
-              poolSize: o.opts.routerPoolSize ?? o.routerPoolSize ?? o.poolSize,
+              poolSize: routerPoolSizeOf(o),
               poolMode: o.opts.routerPoolMode,
               workers: o.opts.routerWorkers,
               pipelineDepth: o.opts.routerPipelineDepth,
@@ -93,20 +112,24 @@ export async function startOneNodeTargets(o: OneNodeOptions): Promise<OneNodeTar
           );
           break;
         }
-        case 'pgbouncer': {
-          const found = await ensurePgbouncer(o.opts.installPgbouncer);
-          if ('reason' in found) {
-            add(skipped('pgbouncer', found.reason));
+        case 'pgbouncer':
+        case 'pgbouncer-txn': {
+          pgbouncerFound ??= await ensurePgbouncer(o.opts.installPgbouncer);
+          if ('reason' in pgbouncerFound) {
+            add(skipped(name, pgbouncerFound.reason));
             break;
           }
-          pgbouncerBin = found.bin;
+          pgbouncerBin = pgbouncerFound.bin;
+          const txn = name === 'pgbouncer-txn';
           add(
             await startPgbouncer({
-              bin: found.bin,
+              name,
+              bin: pgbouncerFound.bin,
               upstreamHost: o.pg.host,
               upstreamPort: o.pg.port,
               maxClients: o.maxClients,
-              poolSize: o.poolSize,
+              poolSize: txn ? pgbouncerTxnPoolSize(o) : o.poolSize,
+              poolMode: txn ? 'transaction' : 'session',
             }),
           );
           break;

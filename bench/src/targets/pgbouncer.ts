@@ -1,6 +1,6 @@
 // PgBouncer in front of one Postgres: Debian's package, installed with apt when missing and we
 // may (root, apt works), run as the `postgres` OS user when we are root (it refuses root), with
-// trust auth and its ini and userlist in a temp directory.
+// trust auth and its ini and userlist in a temp directory; in session or transaction mode.
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,17 +52,23 @@ export async function ensurePgbouncer(
 }
 
 export interface PgbouncerOptions {
+  /** Its name in tables (default `pgbouncer`): a suite may run it in both pool modes. */
+  name?: string;
   bin: string;
   upstreamHost: string;
   upstreamPort: number;
   /** Clients it must accept at once. */
   maxClients: number;
-  /** Server connections per (database, user); session mode needs one per active client. */
+  /**
+   * Server connections per (database, user): session mode needs one per active client;
+   * transaction mode shares them between clients, a transaction at a time.
+   */
   poolSize: number;
   poolMode?: 'session' | 'transaction';
 }
 
 export async function startPgbouncer(opts: PgbouncerOptions): Promise<TargetStart> {
+  const name = opts.name ?? 'pgbouncer';
   const tmp = tempDir('pgbouncer');
   const dir = tmp.path;
   const user = serverOsUser();
@@ -105,12 +111,12 @@ ignore_startup_parameters = extra_float_digits
   if (!(await answersQueries('127.0.0.1', port, 15_000, () => proc.child.exitCode === null))) {
     const out = proc.output().trim().slice(-300);
     await cleanup();
-    return skipped('pgbouncer', `pgbouncer did not start: ${out || 'no output'}`);
+    return skipped(name, `pgbouncer did not start: ${out || 'no output'}`);
   }
   return {
     ok: true,
     target: {
-      name: 'pgbouncer',
+      name,
       host: '127.0.0.1',
       port,
       pid: proc.pid,
