@@ -146,6 +146,11 @@ describe('INSERT ... SELECT into a sharded table: router vs plain Postgres', () 
     await same(
       'insert into orders (tenant_id, id, total) select g, 1, 1 from generate_series(28, 40) g',
     );
+    // Bare string literals and NULL take their column's type (the key's too), as in Postgres.
+    await same(
+      "insert into orders (tenant_id, id, total) select '77', g, '5' from generate_series(1, 2) g",
+    );
+    await same('insert into items (tenant_id, qty) select 78, null from generate_series(1, 2) g');
 
     await sameRows();
   });

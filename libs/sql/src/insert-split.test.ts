@@ -75,6 +75,30 @@ test('INSERT ... SELECT whose rows change nodes goes through the router', () => 
   }
 });
 
+test('string literals and NULL in the SELECT list are bound untyped, as Postgres types them by column', () => {
+  const p = planInsertSelect(
+    insert("insert into t (id, name) select 1 + g, 'x' from generate_series(1, 3) g"),
+    testCatalog(),
+    COLUMNS,
+  );
+  assert.ok(p.kind === 'via_router');
+  assert.deepEqual(p.untyped, [1]);
+  const q = planInsertSelect(
+    insert('insert into t (id, name) select score, null from u'),
+    testCatalog(),
+    COLUMNS,
+  );
+  assert.ok(q.kind === 'via_router');
+  assert.deepEqual(q.untyped, [1]);
+  const typed = planInsertSelect(
+    insert("insert into t (id, name) select score, 'x'::text from u"),
+    testCatalog(),
+    COLUMNS,
+  );
+  assert.ok(typed.kind === 'via_router');
+  assert.deepEqual(typed.untyped, []);
+});
+
 test('INSERT ... SELECT refusals', () => {
   for (const sql of [
     'insert into t (name) select name from u',

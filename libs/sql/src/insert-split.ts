@@ -50,6 +50,11 @@ export type InsertSelectPlan =
       readonly select: string;
       readonly columns: readonly string[];
       readonly keyIndex: number;
+      /**
+       * Columns the SELECT gives as a bare string literal or NULL: Postgres types them by their
+       * target column (not as text), so their values are bound untyped (type 0).
+       */
+      readonly untyped: readonly number[];
     }
   | { readonly kind: 'refuse'; readonly reason: string };
 
@@ -99,8 +104,14 @@ export function planInsertSelect(
       reason:
         'INSERT ... SELECT whose rows must move between nodes is supported without WITH, ON CONFLICT and RETURNING',
     };
+  const untyped: number[] = [];
+  for (const [i, n] of (source.SelectStmt.targetList ?? []).entries()) {
+    const v = 'ResTarget' in n ? n.ResTarget.val : undefined;
+    if (v !== undefined && 'A_Const' in v && (v.A_Const.isnull === true || 'sval' in v.A_Const))
+      untyped.push(i);
+  }
   try {
-    return { kind: 'via_router', select: deparseStatement(source), columns, keyIndex };
+    return { kind: 'via_router', select: deparseStatement(source), columns, keyIndex, untyped };
   } catch (e) {
     if (e instanceof PlanRefusal) return { kind: 'refuse', reason: e.message };
     throw e;

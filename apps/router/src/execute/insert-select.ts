@@ -126,13 +126,13 @@ async function viaRouter(
           ? 'INSERT has more expressions than target columns'
           : 'INSERT has more target columns than expressions',
       );
-    const byNode = rowsByOwner(selected, plan.keyIndex, target);
+    // A bare string literal or NULL takes its column's type, as in Postgres (libs/sql untyped).
+    const types = selected.types.map((t, i) => (plan.untyped.includes(i) ? 0 : t));
+    const byNode = rowsByOwner({ types, rows: selected.rows }, plan.keyIndex, target);
     for (let at = 0; ; at += perChunk) {
       const parts = [...byNode]
         .filter(([, rows]) => rows.length > at)
-        .map(([n, rows]) =>
-          insertPart(n, target, plan.columns, selected.types, rows, at, perChunk),
-        );
+        .map(([n, rows]) => insertPart(n, target, plan.columns, types, rows, at, perChunk));
       if (parts.length === 0) return undefined;
       const results = await runParts(s, parts, true, snapshot);
       const failed = firstError(results);
