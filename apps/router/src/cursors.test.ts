@@ -257,6 +257,29 @@ describe('portals executed with a row limit, differential', () => {
     assert.deepEqual(await read(c.url()), await read(plainServer.url()));
   });
 
+  test("a Describe of an SQL cursor's portal (psycopg 3 server cursors) as Postgres answers it", async () => {
+    const trace = async (port: number): Promise<string> => {
+      const client = await RawClient.login(port);
+      const w = new Writer();
+      writeQuery(w, 'begin');
+      writeQuery(w, 'declare big cursor for select id, note from orders order by id');
+      writeQuery(w, `declare one cursor for select id from orders where tenant_id = ${onData2}`);
+      for (const name of ['big', 'one', 'nosuch']) {
+        writeDescribe(w, 'P', name);
+        w.bytes(SYNC);
+      }
+      writeQuery(w, 'rollback');
+      client.send(w.flush());
+      const frames: string[] = [];
+      for (let i = 0; i < 7; i++)
+        for (const f of await client.until((x) => x.code === BackendCode.ReadyForQuery))
+          frames.push(String.fromCharCode(f.code));
+      client.socket.destroy();
+      return frames.join('');
+    };
+    assert.equal(await trace(c.router.port), await trace(plainServer.port));
+  });
+
   test('raw Execute with a limit: rows, PortalSuspended and tags as Postgres sends them', async () => {
     const trace = async (port: number): Promise<string> => {
       const client = await RawClient.login(port);

@@ -218,6 +218,7 @@ interface DdlExtras {
   ifNotExists?: boolean;
   cascade?: boolean;
   createTable?: CreateTableInfo;
+  uniqueKeys?: (string | null)[][];
   query?: DdlAnalysis['query'];
 }
 
@@ -250,7 +251,45 @@ function ddl(
     cascade: more.cascade ?? false,
     createTable: more.createTable,
     query: more.query,
+    uniqueKeys: more.uniqueKeys ?? [],
   };
+}
+
+/** Columns of a constraint that enforces uniqueness (null: not known from the statement). */
+function uniqueOf(node: Node, column: string | undefined): (string | null)[] | undefined {
+  if (!('Constraint' in node)) return undefined;
+  const k = node.Constraint;
+  if (k.contype === 'CONSTR_EXCLUSION') return [null];
+  if (k.contype !== 'CONSTR_PRIMARY' && k.contype !== 'CONSTR_UNIQUE') return undefined;
+  if (column !== undefined) return [column];
+  return k.indexname !== undefined ? [null] : stringList(k.keys);
+}
+
+/** uniqueKeys of CREATE TABLE, CREATE UNIQUE INDEX and ALTER TABLE (DdlAnalysis.uniqueKeys). */
+function uniqueKeysOf(node: Node): (string | null)[][] {
+  const out: (string | null)[][] = [];
+  const add = (u: (string | null)[] | undefined): void => void (u !== undefined && out.push(u));
+  if ('CreateStmt' in node)
+    for (const el of node.CreateStmt.tableElts ?? []) {
+      if (!('ColumnDef' in el)) add(uniqueOf(el, undefined));
+      else for (const cn of el.ColumnDef.constraints ?? []) add(uniqueOf(cn, el.ColumnDef.colname));
+    }
+  if ('IndexStmt' in node && node.IndexStmt.unique === true)
+    add(
+      (node.IndexStmt.indexParams ?? []).map((p) =>
+        'IndexElem' in p ? (p.IndexElem.name ?? null) : null,
+      ),
+    );
+  if ('AlterTableStmt' in node)
+    for (const cmd of node.AlterTableStmt.cmds ?? []) {
+      const at = 'AlterTableCmd' in cmd ? cmd.AlterTableCmd : undefined;
+      if (at?.def === undefined) continue;
+      if (at.subtype === 'AT_AddConstraint') add(uniqueOf(at.def, undefined));
+      if (at.subtype === 'AT_AddColumn' && 'ColumnDef' in at.def)
+        for (const cn of at.def.ColumnDef.constraints ?? [])
+          add(uniqueOf(cn, at.def.ColumnDef.colname));
+    }
+  return out;
 }
 
 export function analyzeDdl(ctx: StatementContext, node: Node): DdlAnalysis {
@@ -276,6 +315,7 @@ export function analyzeDdl(ctx: StatementContext, node: Node): DdlAnalysis {
       : type;
   const objects: DdlObject[] = targets.map((rv) => rangeVarObject(relType, rv));
   const more: DdlExtras = {
+    uniqueKeys: uniqueKeysOf(node),
     ifExists: body['missing_ok'] === true,
     ifNotExists: body['if_not_exists'] === true,
     cascade: body['behavior'] === 'DROP_CASCADE',

@@ -356,6 +356,12 @@ export interface DdlAnalysis extends AnalysisBase {
   readonly createTable: CreateTableInfo | undefined;
   /** CREATE TABLE AS / SELECT INTO / CREATE MATERIALIZED VIEW / CREATE VIEW: the query. */
   readonly query: Analysis | undefined;
+  /**
+   * The column lists of every uniqueness this statement makes its table enforce: CREATE TABLE's
+   * PRIMARY KEY, UNIQUE and EXCLUDE constraints, CREATE UNIQUE INDEX, ALTER TABLE ... ADD of one.
+   * `null` stands for an expression or what the statement does not name (USING INDEX, EXCLUDE).
+   */
+  readonly uniqueKeys: readonly (readonly (string | null)[])[];
 }
 
 export type TransactionAction =

@@ -18,6 +18,7 @@ const SETUP = [
   'create table order_items (tenant_id bigint not null, id int not null, qty int, n bigserial)',
   'create table countries (code text primary key, name text)',
   'create table settings (k text primary key, v int)',
+  'create table profiles (id uuid primary key, email text)',
   `insert into orders (tenant_id, id, qty) values ${Array.from({ length: 24 }, (_, i) => `(${i + 1}, ${i}, ${i % 5})`).join(', ')}`,
   `insert into order_items (tenant_id, id, qty) values ${Array.from({ length: 24 }, (_, i) => `(${i + 1}, ${i}, ${i % 3})`).join(', ')}`,
   "insert into countries values ('nl', 'Netherlands'), ('fr', 'France')",
@@ -47,6 +48,14 @@ const CASES: Record<string, { readonly doc: string; readonly steps: readonly str
   'a SERIALIZABLE transaction across nodes': {
     doc: 'README, architecture.md',
     steps: ['begin isolation level serializable', 'select count(*) from orders'],
+  },
+  'a unique index on a sharded table without its key column': {
+    doc: 'README, architecture.md',
+    steps: ['create unique index if not exists profiles_email on profiles (email)'],
+  },
+  'a UNIQUE constraint added to a sharded table without its key column': {
+    doc: 'README, architecture.md',
+    steps: ['alter table profiles add unique (email)'],
   },
   'an UPDATE of the shard key': {
     doc: 'README',

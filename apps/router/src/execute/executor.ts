@@ -189,6 +189,7 @@ function hasReturning(a: Analysis): boolean {
 /** Whether a cursor's answer starts with a RowDescription: a simple Query, or a Describe before. */
 const cursorOut = (via: Via): CursorOut => ({
   rowDescription: via.kind === 'query' || (via.kind === 'portal' && via.portal.describe),
+  described: via.kind === 'portal' && via.portal.describe,
   formats:
     via.kind === 'portal' ? (via.portal.bound?.resultFormats ?? via.portal.bind.resultFormats) : [],
 });

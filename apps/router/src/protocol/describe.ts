@@ -36,7 +36,7 @@ import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import type { RouterPortal } from '../statement/portal.js';
 import { prepareOn, statementNamed, StatementRecord } from '../statement/prepared.js';
-import { cursorDescription, cursorNode } from '../scatter/cursor-wire.js';
+import { cursorDescription, cursorNode, describeCursorPortal } from '../scatter/cursor-wire.js';
 import { admitNow } from './admission.js';
 
 const NO_PARAMS: Expectation = { t: 'describe_s', noParams: true };
@@ -55,7 +55,13 @@ export function describe(b: Batch, m: InMsg, next: InMsg | undefined): Promise<v
   const d = decodeDescribe(m.body);
   if (d.target === 'S') return describeStatement(b, m, statementNamed(b.s.statements, d.name));
   const p = b.s.portals.get(d.name);
-  if (p === undefined) return onNode(b, m, pickNode(b.s, b.s.epoch().snapshot.home, true));
+  if (p === undefined) {
+    // An SQL cursor's portal: the router's own cursor answers, a one-node one its node.
+    const cursor = b.s.sqlCursors.size > 0 ? describeCursorPortal(b.s, d.name) : undefined;
+    if (cursor !== undefined && 'frame' in cursor) return void b.synth(cursor.frame);
+    const node = cursor?.node ?? pickNode(b.s, b.s.epoch().snapshot.home, true);
+    return onNode(b, m, node);
+  }
   // FETCH from a cursor the router runs: the cursor's columns.
   const fetched = p.kind === 'several' ? cursorDescription(b.s, p.analysis) : undefined;
   if (fetched !== undefined) return void b.synth(fetched);

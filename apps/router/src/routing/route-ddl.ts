@@ -48,7 +48,26 @@ export function routeDdl(
   return routeObjects(a, catalog, params);
 }
 
+/**
+ * A uniqueness (PRIMARY KEY, UNIQUE, EXCLUDE, a unique index) on a sharded table that leaves out
+ * its key column: each node would check only its own rows, so duplicates on different nodes
+ * would be accepted. The table it is on, if so.
+ */
+function uniqueWithoutKey(a: DdlAnalysis, catalog: Snapshot): ShardedView | undefined {
+  if (a.uniqueKeys.length === 0) return undefined;
+  const t = a.createTable ?? a.tables.find((x) => x.role === 'target');
+  if (t === undefined) return undefined;
+  const view = lookupTable(catalog, t.schema, t.name);
+  if (view.kind !== 'sharded') return undefined;
+  return a.uniqueKeys.some((cols) => !cols.includes(view.keyColumn)) ? view : undefined;
+}
+
 function routeObjects(a: DdlAnalysis, catalog: Snapshot, params: ParamSource | undefined): Route {
+  const nonKey = uniqueWithoutKey(a, catalog);
+  if (nonKey !== undefined)
+    return refuse(
+      `a PRIMARY KEY, UNIQUE or EXCLUDE constraint (or unique index) on sharded table ${qualified(nonKey)} must include its key column "${nonKey.keyColumn}": each node checks only its own rows, so a duplicate on another node could not be refused`,
+    );
   const all = (after = new Map<string, string>()): Route => ({
     kind: 'all',
     nodes: catalog.nodes,

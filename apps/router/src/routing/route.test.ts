@@ -176,6 +176,31 @@ describe('route', () => {
     assert.equal(r('insert into orders (tenant_id) select 1').kind, 'insert_select');
   });
 
+  test('a uniqueness on a sharded table must include its key column', () => {
+    for (const sql of [
+      'create table orders (tenant_id bigint, id bigint primary key)',
+      'create table orders (tenant_id bigint, id bigint unique)',
+      'create table orders (tenant_id bigint, id bigint, constraint u unique (id))',
+      'create table orders (tenant_id bigint, id bigint, exclude using gist (id with =))',
+      'create unique index on orders (id)',
+      'create unique index on orders (lower(note))',
+      'alter table orders add primary key (id)',
+      'alter table orders add column code text unique',
+      'alter table orders add constraint u unique using index orders_code',
+    ])
+      refused(r(sql), /must include its key column "tenant_id"/);
+    for (const sql of [
+      'create table orders (tenant_id bigint, id bigint, primary key (tenant_id, id))',
+      'create table orders (tenant_id bigint primary key, id bigint)',
+      'create unique index on orders (id, tenant_id)',
+      'create unique index on orders (lower(note), tenant_id)',
+      'create index on orders (id)',
+      'alter table orders add constraint u unique (tenant_id, id)',
+      'create table countries (code text primary key)',
+    ])
+      assert.notEqual(r(sql).kind, 'refuse', sql);
+  });
+
   test('uuid keys', () => {
     const a = r("select * from profiles where id = '2b8e2c6e-6a36-4f4e-9d43-6f0e6ad0a5b1'");
     assert.equal(a.kind, 'node');

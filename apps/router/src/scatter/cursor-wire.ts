@@ -26,6 +26,8 @@ type SeveralPortal = RouterPortal & { kind: 'several' };
 /** Where the answer goes and whether a RowDescription is owed (a simple Query, or a Describe before). */
 export interface CursorOut {
   readonly rowDescription: boolean;
+  /** A Describe of its portal came just before (extended protocol): owed its answer first. */
+  readonly described: boolean;
   /** The result formats the FETCH's Bind asked for (none: text). */
   readonly formats: readonly number[];
 }
@@ -97,7 +99,7 @@ export async function declareAcross(
     throw new RouterError(SQLSTATE.duplicateCursor, `cursor "${name}" already exists`);
   const c = await ScatterCursor.open(s, r, { select: query, snapshot, owner: name });
   s.sqlCursors.set(name, c);
-  s.out.push(frames(out.rowDescription ? [NO_DATA] : [], 'DECLARE CURSOR'));
+  s.out.push(frames(out.described ? [NO_DATA] : [], 'DECLARE CURSOR'));
 }
 
 /**
@@ -163,6 +165,20 @@ export function cursorDescription(s: Session, a: Analysis): Buffer | undefined {
   if (a.command !== 'fetch') return NO_DATA;
   const c = s.sqlCursors.get(a.cursor?.name ?? '') as ScatterCursor;
   return writeRowDescription(new Writer(256), c.fields).flush();
+}
+
+/**
+ * A Describe of a portal named like an SQL cursor (psycopg 3 describes its server cursors so): the
+ * router's cursor's RowDescription, or the node a one-node cursor was declared on.
+ */
+export function describeCursorPortal(
+  s: Session,
+  name: string,
+): { frame: Buffer } | { node: string } | undefined {
+  const c = s.sqlCursors.get(name);
+  if (c === undefined) return undefined;
+  if (typeof c === 'string') return { node: c };
+  return { frame: writeRowDescription(new Writer(256), (c as ScatterCursor).fields).flush() };
 }
 
 function frames(before: readonly Buffer[], tag: string): Buffer {
