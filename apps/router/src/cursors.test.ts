@@ -135,6 +135,30 @@ function scenarios(): Record<string, string[]> {
       'fetch 1 from a',
       'rollback',
     ],
+    'WITH HOLD cursors: outside a transaction, committed, rolled back, discarded': [
+      'declare h cursor with hold for select id, note from orders order by note, id',
+      'fetch 300 from h',
+      'select count(*) from orders',
+      `update orders set total = total where tenant_id = ${onData1}`,
+      'fetch all from h',
+      'close h',
+      'begin',
+      'declare h2 cursor with hold for select note, count(*) from orders group by note order by note',
+      'fetch 2 from h2',
+      'commit',
+      'fetch 2 from h2',
+      'begin',
+      'declare h3 cursor with hold for select id from orders order by id',
+      'rollback',
+      'fetch 1 from h3',
+      'begin',
+      'fetch 1 from h2',
+      'rollback',
+      'fetch all from h2',
+      'declare h4 cursor with hold for select id from orders order by id',
+      'discard all',
+      'fetch 1 from h4',
+    ],
     'errors: outside a transaction, an unknown cursor, a duplicate name': [
       'declare c cursor for select id from orders order by id',
       'begin',
@@ -168,6 +192,12 @@ async function idleInTransaction(): Promise<number> {
   return n;
 }
 
+/** Sessions of the router with a backend kept for them (WITH HOLD cursors pin theirs). */
+async function pinnedSessions(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${c.router.metricsPort}/metrics`)).text();
+  return Number(/^tessera_router_pinned_sessions (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
 describe('SQL cursors over reads across nodes, differential', () => {
   for (const mode of DRIVER_MODES)
     test(`${mode}: every scenario`, async () => {
@@ -185,6 +215,7 @@ describe('SQL cursors over reads across nodes, differential', () => {
         }
       }
       assert.equal(await idleInTransaction(), 0);
+      assert.equal(await pinnedSessions(), 0);
     });
 
   test('backward fetches are refused (0A000): the router reads forward only', async () => {

@@ -21,6 +21,7 @@ import { everyTxnNode, setOnEveryNode } from '../execute/cross-node.js';
 import { run1 } from '../execute/run.js';
 import { finishTransaction } from '../execute/two-phase.js';
 import { prepareSql } from '../statement/sql-prepared.js';
+import { closeCursors } from '../scatter/cursor.js';
 import type { SessionCommand } from './plan.js';
 
 type Emit = (frame: Buffer) => void;
@@ -179,6 +180,12 @@ async function setDeferred(s: Session, a: SetAnalysis, emit: Emit): Promise<void
 }
 
 async function discard(s: Session, a: DiscardAnalysis, emit: Emit): Promise<void> {
+  if (a.target === 'all') {
+    // DISCARD ALL closes every cursor, WITH HOLD ones too: the router's first, so their nodes'
+    // backends are between statements when they run it.
+    s.sqlCursors.clear();
+    await closeCursors(s);
+  }
   if (a.target === 'all' || a.target === 'temp') {
     // The backends kept for session state lose it there, and serve others again once none is left.
     const change = sessionStateOf(a);

@@ -90,6 +90,9 @@ export function execute(
   const r = d.route;
   const a = stmt.analysis;
   if (onRouterCursor(s, a)) return several(s, d, via, () => onCursor(s, a, cursorOut(via)));
+  // A cursor over a read across nodes is the router's (WITH HOLD ones pin their nodes there).
+  if (r.kind === 'scatter' && a.kind === 'utility' && a.command === 'declare_cursor')
+    return several(s, d, via, () => declareAcross(s, r, a, d.epoch.snapshot, cursorOut(via)));
   const state = via.kind === 'query' && via.state !== undefined ? via.state : stateOf(stmt);
   if (state !== NO_SESSION_STATE && r.kind !== 'node' && r.kind !== 'refuse')
     refuseStateAcross(state, r);
@@ -114,8 +117,6 @@ export function execute(
         runMultiWrite(s, r, stmt.analysis, d.epoch.snapshot, boundOf(via)),
       );
     case 'scatter':
-      if (a.kind === 'utility' && a.command === 'declare_cursor')
-        return several(s, d, via, () => declareAcross(s, r, a, d.epoch.snapshot, cursorOut(via)));
       if (via.kind === 'portal' && (via.maxRows > 0 || fetchedInParts(s, via.portal)))
         return counted(d.epoch, executeInParts(s, r, via.portal, via.maxRows));
       return several(s, d, via, () =>

@@ -82,11 +82,8 @@ export async function declareAcross(
 ): Promise<void> {
   const name = a.cursor?.name ?? '';
   const query = a.query!;
-  if (a.cursor?.hold === true)
-    throw unsupported(
-      'DECLARE ... WITH HOLD over a read across nodes is not supported; declare it inside the transaction without HOLD',
-    );
-  if (!s.txn.inBlock)
+  const hold = a.cursor?.hold === true;
+  if (!hold && !s.txn.inBlock)
     throw new RouterError(
       SQLSTATE.noActiveSqlTransaction,
       'DECLARE CURSOR can only be used in transaction blocks',
@@ -97,7 +94,7 @@ export async function declareAcross(
     throw unsupported('a BINARY cursor over a read across nodes is not supported');
   if (s.sqlCursors.has(name))
     throw new RouterError(SQLSTATE.duplicateCursor, `cursor "${name}" already exists`);
-  const c = await ScatterCursor.open(s, r, { select: query, snapshot, owner: name });
+  const c = await ScatterCursor.open(s, r, { select: query, snapshot, owner: name, hold });
   s.sqlCursors.set(name, c);
   s.out.push(frames(out.described ? [NO_DATA] : [], 'DECLARE CURSOR'));
 }
@@ -205,19 +202,31 @@ export function cursorsEndedBy(s: Session, a: Analysis): Promise<void> | undefin
   if (a.kind !== 'transaction') return undefined;
   switch (a.action) {
     case 'commit':
-    case 'rollback':
     case 'prepare_transaction':
-      s.sqlCursors.clear();
-      return s.cursors.size === 0 ? undefined : closeCursors(s);
+      if (s.status() !== 'E') {
+        // WITH HOLD cursors live on; the rest go with the transaction.
+        for (const c of s.cursors) if (c.hold) c.committed = true;
+        return endCursors(s, (c) => !c.hold);
+      }
+      return endCursors(s, (c) => !c.committed);
+    case 'rollback':
+      return endCursors(s, (c) => !c.committed);
     case 'rollback_to': {
       const at = s.txn.savepointIndex(a.savepoint ?? '');
-      const later = (c: OpenCursor): boolean => c.depth > at;
+      const later = (c: OpenCursor): boolean => c.depth > at && !c.committed;
       if (at < 0 || ![...s.cursors].some(later)) return undefined;
       return closeCursors(s, later);
     }
     default:
       return undefined;
   }
+}
+
+/** Cursors `which` picks closed (and their SQL names, with the one-node cursors', forgotten). */
+function endCursors(s: Session, which: (c: OpenCursor) => boolean): Promise<void> | undefined {
+  for (const [name, c] of s.sqlCursors)
+    if (typeof c === 'string' || which(c)) s.sqlCursors.delete(name);
+  return [...s.cursors].some(which) ? closeCursors(s, which) : undefined;
 }
 
 /** The Sync of an implicit transaction: the portals it fetched in parts close with it. */

@@ -20,6 +20,7 @@ import type { BindValues } from '../statement/portal.js';
 import type { LeafRun } from './leaf-run.js';
 import { executorParams } from './formats.js';
 import { finishLeaves, startLeaves } from './leaves.js';
+import { applyState } from '../execute/backends.js';
 import { boundTime, planScatter, scatterError } from './scatter.js';
 
 export interface CursorRequest {
@@ -30,11 +31,19 @@ export interface CursorRequest {
   readonly snapshot: Snapshot;
   /** Who holds it: its portal, or its SQL name. */
   readonly owner: object | string;
+  /**
+   * DECLARE ... WITH HOLD: each node's part is a WITH HOLD cursor on that node (materialized there
+   * when its transaction commits), its backend pinned to the session until the cursor closes.
+   */
+  readonly hold?: boolean;
 }
 
 export class ScatterCursor implements OpenCursor {
   /** The columns of its rows (the merge's RowDescription). */
   fields: readonly FieldDescription[] = [];
+  readonly hold: boolean;
+  /** A WITH HOLD cursor whose transaction committed (or that was declared outside one). */
+  committed: boolean;
   private done = false;
   private closing: Promise<void> | undefined;
 
@@ -47,7 +56,10 @@ export class ScatterCursor implements OpenCursor {
     private readonly results: AsyncGenerator<ResultMessage, void, undefined>,
     /** The transaction's savepoints when it opened: a ROLLBACK TO one of them closes it. */
     readonly depth: number,
-  ) {}
+  ) {
+    this.hold = req.hold === true;
+    this.committed = this.hold && !s.txn.inBlock;
+  }
 
   get owner(): object | string {
     return this.req.owner;
@@ -64,11 +76,13 @@ export class ScatterCursor implements OpenCursor {
     const leaves: LeafRun[] = [];
     try {
       const formats = leafResultFormats(bound, resultFormats);
-      await startLeaves(s, r, bound, req, engaged, leaves, formats, true);
+      await startLeaves(s, r, bound, req, engaged, leaves, formats, req.hold ? 'held' : 'portal');
     } catch (e) {
       await finishLeaves(s, engaged, leaves);
       throw e;
     }
+    // Its nodes' backends stay with the session while their WITH HOLD cursors exist.
+    if (req.hold === true) pin(s, engaged, leaves, true);
     const params = req.bind === undefined ? [] : executorParams(bound, req.bind);
     const results = executeReadPlan(bound, leaves, { params, resultFormats });
     const depth = s.txn.savepointCount;
@@ -126,7 +140,8 @@ export class ScatterCursor implements OpenCursor {
     this.closing ??= (async () => {
       this.s.cursors.delete(this);
       await this.results.return(undefined);
-      await finishLeaves(this.s, this.nodes, this.leaves);
+      const unpin = (): void => pin(this.s, this.nodes, this.leaves, false);
+      await finishLeaves(this.s, this.nodes, this.leaves, true, this.hold ? unpin : undefined);
     })();
     return this.closing;
   }
@@ -136,6 +151,21 @@ export class ScatterCursor implements OpenCursor {
     this.done = true;
     for (const l of this.leaves)
       l.backend.destroy('the cursor was left open by a client that went away');
+  }
+}
+
+/** Pins (or unpins) the backends of a WITH HOLD cursor's nodes to the session (session/pins.ts). */
+function pin(s: Session, nodes: readonly string[], leaves: readonly LeafRun[], on: boolean): void {
+  for (const [i, node] of nodes.entries()) {
+    const portal = leaves[i]?.paging?.portal;
+    if (portal === undefined) continue;
+    applyState(s, node, {
+      creates: on ? ['hold_cursor'] : [],
+      clears: [],
+      declares: on ? portal : undefined,
+      closes: on ? undefined : portal,
+      homeOnly: false,
+    });
   }
 }
 

@@ -13,6 +13,7 @@ import {
   SYNC,
   Writer,
   writeClose,
+  writeDescribe,
   writeExecute,
   decodeCommandComplete,
   decodeDataRow,
@@ -32,10 +33,14 @@ const DRAIN_TIMEOUT_MS = 10_000;
 
 type Item = LeafMessage | { readonly kind: 'error'; readonly error: Error };
 
-/** A leaf read as a named portal, `rows` at a time. */
+/**
+ * A leaf read as a named portal, `rows` at a time. `held`: the leaf statement is `DECLARE portal
+ * CURSOR WITH HOLD FOR ...` (a simple Query); its pages start once it is answered.
+ */
 export interface Paging {
   readonly portal: string;
   readonly rows: number;
+  readonly held?: boolean;
 }
 
 export class LeafRun implements AsyncIterable<LeafMessage> {
@@ -62,6 +67,8 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
   private parked = false;
   /** Its answer is the one the backend reads now (false while parked or queued behind another). */
   private reading = false;
+  /** Held: the DECLARE has not been answered yet. */
+  private declaring: boolean;
 
   /**
    * `messages`: `quiet` leading simple Queries (settings replay) whose answers are swallowed,
@@ -74,9 +81,10 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
     private readonly messages: readonly Buffer[],
     quiet: number,
     private readonly cancellable = true,
-    private readonly paging?: Paging,
+    readonly paging?: Paging,
   ) {
     this.quietLeft = quiet;
+    this.declaring = paging?.held === true;
     this.settled = new Promise<void>((resolve) => (this.settle = resolve));
   }
 
@@ -88,7 +96,7 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
     }
     this.backend.attach(this.sink);
     this.backend.write(this.messages);
-    this.inFlight = this.paging !== undefined;
+    this.inFlight = this.paging !== undefined && !this.declaring;
   }
 
   private readonly sink: BackendSink = {
@@ -122,6 +130,7 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
       }
       return;
     }
+    if (this.declaring) return this.declared(code, body);
     switch (code) {
       case BackendCode.RowDescription:
         this.push({ kind: 'RowDescription', fields: decodeRowDescription(body) });
@@ -162,6 +171,25 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
   }
 
   // ---- paging ----
+
+  /** Held: the DECLARE's answer; once it is in, the portal's columns and first page. */
+  private declared(code: number, body: Buffer): void {
+    if (code === BackendCode.ErrorResponse) {
+      this.answered = true;
+      this.push({ kind: 'error', error: new BackendError(decodeErrorResponse(body)) });
+    }
+    if (code !== BackendCode.ReadyForQuery) return;
+    this.backend.status = decodeReadyForQuery(body);
+    this.declaring = false;
+    if (this.answered) return this.finish();
+    const p = this.paging!;
+    this.inFlight = true;
+    this.send([
+      writeDescribe(new Writer(p.portal.length + 16), 'P', p.portal).flush(),
+      writeExecute(new Writer(p.portal.length + 16), p.portal, p.rows).flush(),
+      FLUSH,
+    ]);
+  }
 
   /**
    * A page ended with the portal suspended: parked until the merge pulls again (next() asks for

@@ -37,7 +37,8 @@ let portals = 0;
  * when this throws midway. Inside a transaction block each node runs the read in its part of the
  * transaction (a node new to it joins first) and is never cancelled, which would fail its part.
  * `formats`: the result formats the nodes are asked for (merge's leafResultFormats); `paged`:
- * each leaf is a named portal read a page at a time (a cursor).
+ * each leaf is a named portal read a page at a time (a cursor), `held` a WITH HOLD cursor on
+ * its node.
  */
 export async function startLeaves(
   s: Session,
@@ -47,15 +48,25 @@ export async function startLeaves(
   engaged: string[],
   leaves: LeafRun[],
   formats: readonly number[],
-  paged = false,
+  paged: false | 'portal' | 'held' = false,
 ): Promise<void> {
   const catalog = req.snapshot;
   const named = namedSnapshot(catalog, sessionNames(s));
   const inBlock = s.txn.inBlock;
   const statements = r.nodes.map((node) => {
     const sql = ownedRowsOnly(named, node, plan.leafSql);
-    const paging = paged ? { portal: `tessera_leaf_${++portals}`, rows: PAGE_ROWS } : undefined;
-    return { messages: leafStatement(plan, sql, req.bind, formats, paging), paging };
+    const portal = `tessera_leaf_${++portals}`;
+    const paging = paged ? { portal, rows: PAGE_ROWS, held: paged === 'held' } : undefined;
+    const messages =
+      paged === 'held'
+        ? [
+            writeQuery(
+              new Writer(sql.length + 64),
+              `DECLARE ${portal} CURSOR WITH HOLD FOR ${sql}`,
+            ).flush(),
+          ]
+        : leafStatement(plan, sql, req.bind, formats, paging);
+    return { messages, paging };
   });
   for (const [i, node] of r.nodes.entries()) {
     const e = await engage(s, node, catalog, inBlock);
@@ -75,15 +86,20 @@ export async function startLeaves(
   for (const l of leaves) l.start();
 }
 
-/** Every leaf stopped (cancelled if still running) and drained; backends settle back. */
+/**
+ * Every leaf stopped (cancelled if still running) and drained; backends settle back (after
+ * `drained`, which may unpin them).
+ */
 export async function finishLeaves(
   s: Session,
   nodes: readonly string[],
   leaves: readonly LeafRun[],
   merged = true,
+  drained?: () => void,
 ): Promise<void> {
   for (const l of leaves) l.abandon();
   await Promise.all(leaves.map((l) => l.settled));
+  drained?.();
   for (const node of nodes) {
     const h = s.held.get(node);
     if (h?.backend.dead) lost(s, h.backend);

@@ -33,6 +33,9 @@ export interface OpenCursor {
   readonly owner: object | string;
   /** How many savepoints the transaction had when it opened. */
   readonly depth: number;
+  /** WITH HOLD: it outlives its transaction once that commits (`committed`). */
+  readonly hold: boolean;
+  committed: boolean;
   close(): Promise<void>;
   destroy(): void;
 }
