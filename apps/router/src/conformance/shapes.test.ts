@@ -217,6 +217,22 @@ describe('query shapes across nodes: router vs plain Postgres', () => {
     });
   });
 
+  test('[NOT] EXISTS over a read across nodes (SQLAlchemy query.exists())', async () => {
+    await same({
+      sql: "SELECT EXISTS (SELECT 1 FROM orders WHERE orders.status = 'paid') AS anon_1",
+      route: 'scatter',
+    });
+    await same({ sql: "select exists (select * from orders where status = 'lost')" });
+    await same({ sql: 'select not exists (select 1 from orders where total > 40)' });
+    await same({
+      sql: 'select exists (select 1 from orders o join items i using (tenant_id) where i.qty > 2)',
+    });
+    await same({
+      sql: 'select exists (select status from orders group by status having count(*) > 1000)',
+    });
+    await same({ sql: 'select exists (select 1 from orders where total > $1)', params: [45] });
+  });
+
   test('a CTE or subquery pinned to one key runs on that node', async () => {
     await same({
       sql: 'with x as (select * from orders where tenant_id = 12) select count(*), sum(total) from x',

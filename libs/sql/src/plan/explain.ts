@@ -88,7 +88,9 @@ function lines(node: PlanNode, depth: number, out: string[]): void {
       );
       return lines(node.input, depth + 1, out);
     case 'count_rows':
-      out.push(`${pad}CountRows AS ${JSON.stringify(node.name)}`);
+      out.push(
+        `${pad}${node.exists === undefined ? 'CountRows' : node.exists === 'exists' ? 'Exists' : 'NotExists'} AS ${JSON.stringify(node.name)}`,
+      );
       return lines(node.input, depth + 1, out);
     case 'filter':
       out.push(`${pad}Filter having=${predicateText(node.predicate)}`);

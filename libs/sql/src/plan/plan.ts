@@ -58,6 +58,56 @@ function countOverSubquery(s: SelectStmt): { sub: SelectStmt; name: string } | u
   return plain ? { sub: sub.SelectStmt, name: outputName(only.ResTarget) } : undefined;
 }
 
+/**
+ * `select [not] exists (<query>) [as name]` and nothing else: the query (limited to one row, all
+ * EXISTS needs), whether negated, and the column name.
+ */
+function existsOverSubquery(
+  s: SelectStmt,
+): { sub: SelectStmt; name: string; exists: 'exists' | 'not_exists' } | undefined {
+  const [only, ...more] = s.targetList ?? [];
+  if (only === undefined || more.length > 0 || !('ResTarget' in only)) return undefined;
+  if (!onlyTargets(s)) return undefined;
+  let val = only.ResTarget.val;
+  let exists: 'exists' | 'not_exists' = 'exists';
+  if (val !== undefined && 'BoolExpr' in val && val.BoolExpr.boolop === 'NOT_EXPR') {
+    val = val.BoolExpr.args?.[0];
+    exists = 'not_exists';
+  }
+  const link = val !== undefined && 'SubLink' in val ? val.SubLink : undefined;
+  if (link?.subLinkType !== 'EXISTS_SUBLINK' || link.subselect === undefined) return undefined;
+  if (!('SelectStmt' in link.subselect)) return undefined;
+  const sub = link.subselect.SelectStmt;
+  // Set operations and a LIMIT of its own keep their shape; otherwise one row is enough.
+  const limited: SelectStmt =
+    (sub.op ?? 'SETOP_NONE') === 'SETOP_NONE' && sub.limitCount === undefined
+      ? {
+          ...sub,
+          limitCount: { A_Const: { ival: { ival: 1 } } },
+          limitOption: 'LIMIT_OPTION_COUNT',
+        }
+      : sub;
+  return { sub: limited, name: outputName(only.ResTarget), exists };
+}
+
+/** A SELECT of its target list alone: no FROM, WHERE, grouping, ordering, limit, CTE or lock. */
+function onlyTargets(s: SelectStmt): boolean {
+  return (
+    (s.fromClause?.length ?? 0) === 0 &&
+    s.whereClause === undefined &&
+    (s.groupClause?.length ?? 0) === 0 &&
+    s.havingClause === undefined &&
+    (s.sortClause?.length ?? 0) === 0 &&
+    s.limitCount === undefined &&
+    s.limitOffset === undefined &&
+    (s.distinctClause?.length ?? 0) === 0 &&
+    s.withClause === undefined &&
+    (s.lockingClause?.length ?? 0) === 0 &&
+    (s.windowClause?.length ?? 0) === 0 &&
+    (s.op ?? 'SETOP_NONE') === 'SETOP_NONE'
+  );
+}
+
 function isLocal(s: SelectStmt, catalog: PlannerCatalog): boolean {
   try {
     return queryLocality(s, catalog) === 'local';
@@ -77,6 +127,20 @@ function planSelect(
   if (nested && s.op !== undefined && s.op !== 'SETOP_NONE') {
     checkStatementShape(s, analysis, true, true);
     return planSetOperation(s, catalog);
+  }
+  const exists = nested ? existsOverSubquery(s) : undefined;
+  if (exists !== undefined) {
+    // The subquery read across nodes (one row is enough), then whether it had one.
+    const inner = analyzeNode({ SelectStmt: exists.sub }, '', 0);
+    if (inner.kind !== 'select') refuse('only SELECT can be planned as a read across nodes');
+    const planned = planSelect(exists.sub, inner, catalog, options);
+    const root = {
+      kind: 'count_rows',
+      input: planned.root,
+      name: exists.name,
+      exists: exists.exists,
+    };
+    return { ...planned, root: root as PlanNode };
   }
   const count = nested ? countOverSubquery(s) : undefined;
   if (count !== undefined && !isLocal(count.sub, catalog)) {

@@ -190,12 +190,16 @@ export interface Compute {
   readonly columns: readonly ComputedColumn[];
 }
 
-/** `select count(*) from (<query>) s`: one int8 row counting the rows of `input`. */
+/**
+ * `select count(*) from (<query>) s`: one int8 row counting the rows of `input`; with `exists`,
+ * `select [not] exists (<query>)`: one bool row, whether `input` has a row (negated for `not`).
+ */
 export interface CountRows {
   readonly kind: 'count_rows';
   readonly input: PlanNode;
   /** The column name Postgres gives it. */
   readonly name: string;
+  readonly exists?: 'exists' | 'not_exists';
 }
 
 export type PlanNode =

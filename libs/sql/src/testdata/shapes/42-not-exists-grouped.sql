@@ -1,0 +1,1 @@
+select not exists (select name from t group by name having count(*) > 1)
