@@ -1,8 +1,10 @@
-// pgbench through the router: the pgbench tables declared sharded by bid in one keyspace, set up
-// by a plain `pgbench -i -s 2` (its data load is one transaction over every node: TRUNCATE and
-// COPY FREEZE on each, committed with two-phase commit), then `pgbench -M prepared -c 16 -T 20`
-// with a TPC-B-like script that keeps each transaction inside one branch: no failed transaction,
-// and the balances add up on the nodes.
+// pgbench through the router: the pgbench tables declared sharded by bid in one keyspace. A plain
+// `pgbench -i` stops at its primary keys (aid, tid leave out bid: refused, each node could check
+// only its own rows); `-I dtgv` loads the data (one transaction over every node: TRUNCATE and COPY
+// FREEZE on each, committed with two-phase commit) and the keys are made with bid in them. Then
+// `pgbench -M prepared -c 16 -T 20` with a TPC-B-like script that keeps each transaction inside
+// one branch, and pgbench's built-in TPC-B in its three query modes (its statements by aid and
+// tid run on every node, two-phase commit): no failed transaction, and the balances add up.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,6 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KeyType } from '@tessera/proto';
 import { hashKeyText } from '@tessera/pg-hash';
+import pg from 'pg';
 import { startTestCluster, type TestCluster } from './testing/cluster.js';
 
 const run = promisify(execFile);
@@ -60,13 +63,37 @@ async function pgbench(args: string[]): Promise<string> {
   return stdout + stderr;
 }
 
+/** The keys pgbench -i would make, with bid in them, and an index for the TPC-B's reads by aid. */
+async function withKeys(): Promise<void> {
+  const client = new pg.Client({ connectionString: c.url() });
+  await client.connect();
+  try {
+    for (const sql of [
+      'alter table pgbench_branches add primary key (bid)',
+      'alter table pgbench_tellers add primary key (bid, tid)',
+      'alter table pgbench_accounts add primary key (bid, aid)',
+      'create index on pgbench_accounts (aid)',
+      'create index on pgbench_tellers (tid)',
+    ])
+      await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
 describe('pgbench', () => {
   test(
     'pgbench -i (one transaction across nodes), a TPC-B-like run inside one branch per transaction',
     { timeout: 180_000 },
     async (t) => {
-      const init = await pgbench(['-i', '-s', String(SCALE)]);
+      await assert.rejects(pgbench(['-i', '-s', String(SCALE)]), (e: Error & { stderr?: string }) =>
+        /add primary key[\s\S]*must include its key column "bid"|must include its key column "bid"[\s\S]*add primary key/.test(
+          e.stderr ?? '',
+        ),
+      );
+      const init = await pgbench(['-i', '-I', 'dtgv', '-s', String(SCALE)]);
       assert.match(init, /done in/, init);
+      await withKeys();
       const counts = await Promise.all(
         [...c.byName.values()].map((server) =>
           server.query<{ a: string; t: string; b: string }>(
@@ -127,14 +154,33 @@ describe('pgbench', () => {
       assert.equal(accounts, history);
       assert.equal(tellers, history);
       assert.equal(branches, history);
+
+      for (const mode of ['simple', 'extended', 'prepared']) {
+        const builtin = await pgbench(['-n', '-M', mode, '-c', '4', '-j', '2', '-t', '20']);
+        assert.match(builtin, /number of failed transactions: 0/, builtin);
+        assert.match(builtin, /number of transactions actually processed: 80\/80/, builtin);
+      }
+      const viaRouter = new pg.Client({ connectionString: c.url() });
+      await viaRouter.connect();
+      try {
+        const sum = async (sql: string): Promise<string> =>
+          String((await viaRouter.query(sql)).rows[0].s);
+        const h = await sum('select sum(delta) s from pgbench_history');
+        const a = await sum('select sum(abalance) s from pgbench_accounts');
+        const tb = await sum('select sum(tbalance) s from pgbench_tellers');
+        const b = await sum('select sum(bbalance) s from pgbench_branches');
+        assert.deepEqual([a, tb, b], [h, h, h]);
+      } finally {
+        await viaRouter.end();
+      }
     },
   );
 
   test(
-    'pgbench -i -I dtGvp: server-side generation is INSERT ... SELECT through the router, each row on its owner',
+    'pgbench -i -I dtGv: server-side generation is INSERT ... SELECT through the router, each row on its owner',
     { timeout: 180_000 },
     async () => {
-      const init = await pgbench(['-i', '-I', 'dtGvp', '-s', String(SCALE)]);
+      const init = await pgbench(['-i', '-I', 'dtGv', '-s', String(SCALE)]);
       assert.match(init, /server-side generate/, init);
       assert.match(init, /done in/, init);
       const view = c.router.catalog()!.table('public', 'pgbench_accounts');
