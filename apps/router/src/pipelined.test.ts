@@ -91,6 +91,32 @@ describe('pipelined reads', () => {
     assert.equal(ok('begin'), false);
   });
 
+  test('simple-protocol reads share lanes too; an error stays with its own client', async () => {
+    const before = await pipelinedCount();
+    await withClients(TENANTS, async (cl, i) => {
+      const tenant = i + 1;
+      for (let k = 0; k < 60; k++) {
+        const id = (k % ROWS_PER_TENANT) + 1;
+        if (i === 3 && k % 10 === 5) {
+          // A failing read on a shared backend: only this client sees the error.
+          await assert.rejects(
+            cl.query(`select 1 / (total - total) from orders where tenant_id = ${tenant}`),
+            (e: Error & { code?: string }) => e.code === '22012',
+          );
+          continue;
+        }
+        const r = await cl.query(
+          `select tenant_id, id, total from orders where tenant_id = ${tenant} and id = ${id}`,
+        );
+        assert.deepEqual(r.rows, [
+          { tenant_id: String(tenant), id: String(id), total: tenant * 100 + id },
+        ]);
+      }
+    });
+    const shared = (await pipelinedCount()) - before;
+    assert.ok(shared > 60, `simple reads that shared a backend: ${shared}`);
+  });
+
   test('40 clients over 2 backends per node each get their own rows', async () => {
     const before = await pipelinedCount();
     await withClients(TENANTS, async (cl, i) => {

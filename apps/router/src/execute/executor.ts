@@ -29,7 +29,8 @@ import {
 } from '@tessera/sql';
 import type { Statement } from '../statement/statement.js';
 import type { RouterPortal } from '../statement/portal.js';
-import { acquire, acquisition } from './acquire.js';
+import { acquire, acquisition, pipelinableRead } from './acquire.js';
+import { QUERY_LANE } from '../pool/pool.js';
 import { runCopySplit } from './copy-split.js';
 import { runInsertSelect } from './insert-select.js';
 import { runMultiWrite, runOnAll, runSplitInsert, type Bound } from './fanout.js';
@@ -187,6 +188,16 @@ function hasReturning(a: Analysis): boolean {
   return (a.kind === 'insert' || a.kind === 'update' || a.kind === 'delete') && a.hasReturning;
 }
 
+/**
+ * A simple Query of one plain read (runOne: no SETs or session state with it) may share a lane
+ * with other sessions' reads, as a prepared one may (acquisition decides).
+ */
+function queryLane(stmt: Statement, via: Via): string | undefined {
+  if (via.kind !== 'query' || via.effects !== undefined || via.state !== undefined)
+    return undefined;
+  return pipelinableRead(stmt.analysis) ? QUERY_LANE : undefined;
+}
+
 /** Whether a cursor's answer starts with a RowDescription: a simple Query, or a Describe before. */
 const cursorOut = (via: Via): CursorOut => ({
   rowDescription: via.kind === 'query' || (via.kind === 'portal' && via.portal.describe),
@@ -234,7 +245,7 @@ function take(
   state: SessionStateChange,
 ): Promise<void> | undefined {
   if (round.backend === undefined) {
-    const laneName = via.kind === 'bind' ? via.laneName : undefined;
+    const laneName = via.kind === 'bind' ? via.laneName : queryLane(stmt, via);
     const policy = acquisition(s, node, laneName);
     const got = acquire(s, round, node, d.epoch.snapshot, policy, true, laneName);
     if (got instanceof Promise) return got.then(() => queue(s, stmt, d, round, via, state));

@@ -33,6 +33,12 @@ interface Waiter {
   passThrough: ScramPassThrough | undefined;
 }
 
+/**
+ * The lane name of a simple Query: it needs no statement prepared on the lane, only the same
+ * session settings (Pool.lend).
+ */
+export const QUERY_LANE = '\0query';
+
 /** A lane's reads per turn, as a multiple of the pipeline depth (Pool.makeLane). */
 const LANE_TURNS_PER_DEPTH = 4;
 
@@ -168,7 +174,8 @@ export class Pool {
       if (l.dead || l.inFlight >= depth || l.laneTurnsLeft <= 0) continue;
       if (best !== undefined && l.inFlight >= best.inFlight) continue;
       if (l.headSinceMs < headAfterMs) continue;
-      if (l.settingsKey === key && l.prepared.has(name) && !l.parsing.has(name)) best = l;
+      if (l.settingsKey !== key) continue;
+      if (name === QUERY_LANE || (l.prepared.has(name) && !l.parsing.has(name))) best = l;
     }
     return best;
   }
