@@ -27,7 +27,9 @@ class Account(models.Model):
 
 
 class Entry(models.Model):
-    # Django wants one primary key column; the shard key is account_id (sharded, colocated).
+    # Django wants one primary key column; the shard key is account_id (sharded, colocated). In the
+    # database the key is (account_id, id), as on every other program's table and as a sharded
+    # table's uniqueness must include its shard key: the program creates it with SQL.
     id = models.BigIntegerField(primary_key=True)
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="entries")
     amount = models.DecimalField(max_digits=12, decimal_places=2)
