@@ -11,6 +11,7 @@ export { restrictTables } from './restrict.js';
 export type { RestrictionOf } from './restrict.js';
 export type { RebuiltInsert } from './rebuild.js';
 export { quoteIdent, quoteLiteral, quoteQualified } from './quote.js';
+export { copyOptionsSql } from './copy.js';
 export { SqlError, SQLSTATE_SYNTAX_ERROR, SQLSTATE_FEATURE_NOT_SUPPORTED } from './errors.js';
 export { parseArrayLiteral } from './values.js';
 export { queryLevels } from './levels.js';

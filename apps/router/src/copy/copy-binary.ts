@@ -186,10 +186,14 @@ export class BinaryCopySplitter {
 
 /**
  * Joins the binary COPY TO streams of several nodes into one: the first header, every node's
- * tuples, one trailer (end()). Each node's stream is fed whole before the next one starts.
+ * tuples, one trailer (end()). Each node's stream is fed whole before the next one starts. `out`
+ * gets one CopyData payload at a time, as Postgres frames them: a tuple each (the header with the
+ * first), the trailer on its own.
  */
 export class BinaryCopyJoiner {
   private readonly q = new ByteQueue();
+  /** The header, sent with the next payload. */
+  private header: Buffer | undefined;
   private headerLeft = FIXED_HEADER_BYTES;
   private extensionLeft = -1;
   private sentHeader = false;
@@ -219,7 +223,8 @@ export class BinaryCopyJoiner {
         if (!header.subarray(0, BINARY_SIGNATURE.length).equals(BINARY_SIGNATURE))
           throw new BinaryCopyError('a node sent a binary COPY stream without its signature');
         this.extensionLeft = header.readInt32BE(15);
-        if (!this.sentHeader) this.out(header);
+        // Postgres writes no header extension: the one sent is its 19 bytes.
+        if (!this.sentHeader) this.header = Buffer.from(header);
         this.sentHeader = true;
         continue;
       }
@@ -254,17 +259,23 @@ export class BinaryCopyJoiner {
       this.scanned += size;
       this.fieldsLeft--;
     }
-    this.out(q.take(this.scanned));
+    this.emit(q.take(this.scanned));
     this.fieldsLeft = -1;
     return true;
+  }
+
+  private emit(payload: Buffer): void {
+    const header = this.header;
+    this.header = undefined;
+    this.out(header === undefined ? payload : Buffer.concat([header, payload]));
   }
 
   /** Every node's stream is done: the header (if no node sent one) and the one trailer. */
   end(): void {
     if (this.q.length > 0 || this.fieldsLeft >= 0)
       throw new BinaryCopyError('a node ended its binary COPY in the middle of a tuple');
-    if (!this.sentHeader) this.out(BINARY_HEADER);
-    this.out(BINARY_TRAILER);
+    if (!this.sentHeader) this.header = BINARY_HEADER;
+    this.emit(BINARY_TRAILER);
   }
 }
 

@@ -71,7 +71,7 @@ export async function copyColumns(
 }
 
 /** The table's columns COPY takes (no dropped or generated ones), with their (base) types. */
-async function tableColumns(
+export async function tableColumns(
   s: Session,
   table: string,
   node: string,

@@ -6,11 +6,12 @@ import type { Analysis, TableRef } from '@tessera/sql';
 import type { Snapshot } from '@tessera/keyspace';
 import type { ParamSource } from './key-hash.js';
 import { home, refuse, type Route } from './route-types.js';
-import { NO_WHERE, routeDml } from './route-dml.js';
+import { routeDml } from './route-dml.js';
 import { routeCopyFrom, routeInsert } from './route-insert.js';
 import { routeDdl, routeMaintenance } from './route-ddl.js';
 import { classify, qualified } from './tables.js';
 import { routeLock } from './route-lock.js';
+import { routeCopyTo } from './route-copy.js';
 
 export function route(a: Analysis, catalog: Snapshot, params: ParamSource | undefined): Route {
   switch (a.kind) {
@@ -34,8 +35,7 @@ export function route(a: Analysis, catalog: Snapshot, params: ParamSource | unde
     case 'copy_from':
       return routeCopyFrom(a, catalog);
     case 'copy_to':
-      if (a.query !== undefined) return route(a.query, catalog, params);
-      return routeDml(a, NO_WHERE, catalog, params, 'read');
+      return routeCopyTo(a, catalog, params, (q) => route(q, catalog, params));
     case 'ddl':
       return routeDdl(a, catalog, params);
     case 'explain': {

@@ -72,7 +72,13 @@ function note(answer: CopyAnswer, f: { code: number; body: Buffer }): void {
       return;
     case BackendCode.ErrorResponse: {
       const e = decodeErrorResponse(f.body);
-      answer.error = { code: e.code, message: e.message, where: e.where, detail: e.detail };
+      answer.error = {
+        code: e.code,
+        message: e.message,
+        where: e.where,
+        detail: e.detail,
+        position: e.position,
+      };
       return;
     }
   }
