@@ -24,6 +24,7 @@ export interface CopyAnswer {
     message: string;
     where?: string | undefined;
     detail?: string | undefined;
+    position?: string | undefined;
   };
 }
 
