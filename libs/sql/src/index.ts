@@ -8,6 +8,8 @@ export { normalizeLiterals } from './literals.js';
 export type { LiteralClass, LiteralSlot, NormalizedText } from './literals.js';
 export { rebuildInsert, rebuildInsertRenumbered } from './rebuild.js';
 export { restrictTables } from './restrict.js';
+export { substituteViews } from './views.js';
+export type { ViewQueryOf } from './views.js';
 export type { RestrictionOf } from './restrict.js';
 export type { RebuiltInsert } from './rebuild.js';
 export { quoteIdent, quoteLiteral, quoteQualified } from './quote.js';
