@@ -9,11 +9,14 @@ import { home, refuse, type Route } from './route-types.js';
 import { routeDml } from './route-dml.js';
 import { routeCopyFrom, routeInsert } from './route-insert.js';
 import { routeDdl, routeMaintenance } from './route-ddl.js';
-import { classify, qualified } from './tables.js';
+import { classify, qualified, shardedViewOf } from './tables.js';
+import { namesOf } from './names.js';
 import { routeLock } from './route-lock.js';
 import { routeCopyTo } from './route-copy.js';
 
 export function route(a: Analysis, catalog: Snapshot, params: ParamSource | undefined): Route {
+  const view = a.kind === 'ddl' ? undefined : viewLeftIn(a, catalog);
+  if (view !== undefined) return refuseView(view.ref, view.name);
   switch (a.kind) {
     case 'select':
       if (readsPreparedStatements(a.tables)) return refuse(PREPARED_STATEMENTS_REFUSAL);
@@ -83,6 +86,27 @@ export function route(a: Analysis, catalog: Snapshot, params: ParamSource | unde
     default:
       return assertNever(a);
   }
+}
+
+/**
+ * A view over sharded tables the statement still names: session/views.ts reads every one in a
+ * FROM list as its query, so this one is written to, or named where it cannot be rewritten.
+ */
+function viewLeftIn(a: Analysis, catalog: Snapshot): { ref: TableRef; name: string } | undefined {
+  if (namesOf(catalog).home.views.size === 0) return undefined;
+  for (const ref of a.tables) {
+    const v = shardedViewOf(catalog, ref.schema, ref.name);
+    if (v !== undefined) return { ref, name: `${v.schema}.${v.name}` };
+  }
+  return undefined;
+}
+
+function refuseView(ref: TableRef, name: string): Route {
+  return refuse(
+    ref.role === 'target'
+      ? `a write to view ${name} over sharded tables is not supported (home's copy of its tables is empty); write to its tables`
+      : `view ${name} over sharded tables is read where the router cannot put its query in its place (it does so in FROM lists); read it in a FROM list`,
+  );
 }
 
 function assertNever(x: never): never {

@@ -6,6 +6,7 @@ import type { Analysis } from '@tessera/sql';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { StatementRecord } from '../statement/prepared.js';
+import { viewedRecord } from '../session/views.js';
 import { fillDefaults, forgetDefinitions, mayFill, type Filled } from './defaults.js';
 
 /** By Bind position: its statement with the router's values in, or the error making them. */
@@ -75,8 +76,9 @@ function textParam(body: Buffer, index: number): string | null | undefined {
 }
 
 /**
- * The unnamed copy of `rec` a Bind runs with the router's values in, or undefined when it runs
- * `rec` as it is; the error of making the values is thrown here, in the Bind's place.
+ * The copy of `rec` a Bind runs: unnamed with the router's values in, or with the views it reads
+ * as their queries (session/views.ts); undefined when it runs `rec` as it is. The error of
+ * making the values is thrown here, in the Bind's place.
  */
 export function filledRecord(
   s: Session,
@@ -87,5 +89,5 @@ export function filledRecord(
   if (f !== undefined) return new StatementRecord('', f.sql, rec.paramTypes, [f.analysis]);
   if (rec.analysis?.kind === 'ddl' && s.services.sequences !== undefined)
     forgetDefinitions(s.services.sequences);
-  return undefined;
+  return viewedRecord(s, rec);
 }
