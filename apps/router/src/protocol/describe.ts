@@ -38,7 +38,7 @@ import type { RouterPortal } from '../statement/portal.js';
 import { prepareOn, statementNamed, StatementRecord } from '../statement/prepared.js';
 import { cursorDescription, cursorNode, describeCursorPortal } from '../scatter/cursor-wire.js';
 import { admitNow } from './admission.js';
-import { viewedRecord } from '../session/views.js';
+import { rewrittenRecord } from '../session/rewrite.js';
 
 const NO_PARAMS: Expectation = { t: 'describe_s', noParams: true };
 
@@ -56,7 +56,7 @@ export function describe(b: Batch, m: InMsg, next: InMsg | undefined): Promise<v
   const d = decodeDescribe(m.body);
   if (d.target === 'S') {
     const rec = statementNamed(b.s.statements, d.name);
-    return describeStatement(b, m, viewedRecord(b.s, rec) ?? rec);
+    return describeStatement(b, m, rewrittenRecord(b.s, rec) ?? rec);
   }
   const p = b.s.portals.get(d.name);
   if (p === undefined) {

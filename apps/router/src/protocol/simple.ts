@@ -21,7 +21,7 @@ import { cursorsEndedBy } from '../scatter/cursor-wire.js';
 import { runExecuteQuery } from './execute-sql.js';
 import { filledText, forgetAfterDdl } from '../sequences/defaults.js';
 import { noteDdl } from '../session/names.js';
-import { expandViews } from '../session/views.js';
+import { rewriteQuery } from '../session/rewrite.js';
 
 const ignore = (): void => undefined;
 
@@ -32,8 +32,9 @@ export async function handleQuery(s: Session, m: InMsg): Promise<void> {
     if (parsed.length === 0) {
       s.out.push(writeEmptyQueryResponse(new Writer(8)).flush());
     } else {
-      // Views over sharded tables are read as their queries (session/views.ts).
-      const viewed = expandViews(s, sql, parsed);
+      // Views read as their queries, fences and sizes as the cluster's (session/rewrite.ts).
+      const got0 = rewriteQuery(s, sql, parsed);
+      const viewed = got0 instanceof Promise ? await got0 : got0;
       const analyses = viewed?.analyses ?? parsed;
       // Values the router makes itself (cluster-wide sequences) are written in first.
       const got = filledText(s, analyses);
