@@ -133,7 +133,10 @@ async function concatenate(
       runs.push(new CopyOutRun(e.backend, [...e.messages, q], e.expect.length));
     }
     for (const run of runs) run.start();
-    const total = await joinOutputs(s, a, runs);
+    const total = await joinOutputs(s, a, runs).catch((e: unknown) => {
+      // Never expected of Postgres: a node's binary stream that cannot be joined.
+      throw e instanceof BinaryCopyError ? new RouterError(SQLSTATE.internalError, e.message) : e;
+    });
     s.out.push(COPY_DONE);
     s.out.push(writeCommandComplete(new Writer(32), `COPY ${total}`).flush());
   } finally {
@@ -172,6 +175,7 @@ async function joinOutputs(
     let first = true;
     if (i > 0 && binary) joiner.nextStream();
     for await (const f of run) {
+      if (s.closed) break; // the client left: the nodes' COPYs are cancelled (finally)
       if (f.kind === 'response') {
         if (!responded) await send(f.frame);
         responded = true;
@@ -188,12 +192,7 @@ async function joinOutputs(
     }
   }
   if (binary) {
-    try {
-      joiner.end();
-    } catch (e) {
-      if (e instanceof BinaryCopyError) throw new RouterError(SQLSTATE.internalError, e.message);
-      throw e;
-    }
+    joiner.end();
     for (const b of out.splice(0)) await send(writeCopyData(new Writer(b.length + 8), b).flush());
   }
   return total;
