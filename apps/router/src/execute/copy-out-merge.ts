@@ -1,8 +1,10 @@
 // COPY (query) TO STDOUT whose rows are merged at the router (ORDER BY, aggregates, LIMIT across
 // nodes): the query runs as a read across nodes (libs/merge) and each merged row is written as
-// COPY writes it, in text or CSV (copy/copy-text.ts). One node first runs the client's COPY over
-// no rows (the probe: its query wrapped in `SELECT * FROM (...) LIMIT 0`), so options and the query
-// are checked by Postgres itself, and its CopyOutResponse and header line are the client's.
+// COPY writes it: in text or CSV from its text values (copy/copy-text.ts), in binary from its
+// values in their binary form, which the merge gives byte for byte as Postgres's send functions
+// (a binary tuple is a DataRow's body). One node first runs the client's COPY over no rows (the
+// probe: its query wrapped in `SELECT * FROM (...) LIMIT 0`), so options and the query are checked
+// by Postgres itself, and its CopyOutResponse and header line are the client's.
 import {
   COPY_DONE,
   Writer,
@@ -12,17 +14,22 @@ import {
   type NoticeFields,
 } from '@tessera/pg-wire';
 import type { Snapshot } from '@tessera/keyspace';
-import { MergeError, executeReadPlan, type FieldDescription } from '@tessera/merge';
+import {
+  MergeError,
+  executeReadPlan,
+  leafResultFormats,
+  type FieldDescription,
+  type Row,
+} from '@tessera/merge';
 import type { CopyToAnalysis, ReadPlan } from '@tessera/sql';
 import { RouterError, unsupported } from '../errors.js';
-import { namedSnapshot } from '../routing/names.js';
-import { ownedRowsOnly } from '../routing/owned-rows.js';
 import type { ScatterRoute } from '../routing/route-types.js';
-import { LeafRun } from '../scatter/leaf-run.js';
-import { sessionNames } from '../session/names.js';
+import type { LeafRun } from '../scatter/leaf-run.js';
+import { finishLeaves, startLeaves } from '../scatter/leaves.js';
 import type { Session } from '../session/session.js';
 import { BackendError } from '../pool/backend.js';
 import { CopyTextEncoder } from '../copy/copy-text.js';
+import { BINARY_HEADER, BINARY_TRAILER } from '../copy/copy-binary.js';
 import { engage, lost, settle } from './backends.js';
 import { CopyOutRun } from './copy-out-run.js';
 
@@ -42,69 +49,77 @@ export async function copyMerged(
   catalog: Snapshot,
 ): Promise<void> {
   const o = a.options;
-  if (o.format === 'binary')
+  if (o.format !== 'binary' && (o.encoding !== undefined || EMBEDS_ASCII.test(s.settings.key())))
     throw unsupported(
-      'COPY (query) TO STDOUT in binary format is not supported when the rows are merged across nodes (ORDER BY, aggregates, LIMIT, DISTINCT): the router has their text values only; use text or csv, or a query each node answers whole',
-    );
-  if (o.encoding !== undefined || EMBEDS_ASCII.test(s.settings.key()))
-    throw unsupported(
-      'COPY (query) TO STDOUT with rows merged across nodes is written in the client encoding only (no ENCODING option, no SJIS, BIG5, GBK, UHC, GB18030 or JOHAB client encoding)',
+      'COPY (query) TO STDOUT in text or csv with rows merged across nodes is written in the client encoding only (no ENCODING option, no SJIS, BIG5, GBK, UHC, GB18030 or JOHAB client encoding)',
     );
   const probe = await runProbe(s, r, a, catalog);
   if (probe instanceof BackendError) throw probe;
-  for (const f of probe) s.out.push(f);
-  const named = namedSnapshot(catalog, sessionNames(s));
+  // Binary: the probe's data is its empty stream (header and trailer); ours comes with the rows.
+  for (const f of o.format === 'binary' ? probe.slice(0, 1) : probe) s.out.push(f);
+  const resultFormats = o.format === 'binary' ? [1] : [];
   const leaves: LeafRun[] = [];
   const engaged: string[] = [];
   try {
-    for (const node of r.nodes) {
-      const e = await engage(s, node, catalog);
-      engaged.push(node);
-      if (s.txn.inBlock) s.txn.wrote(node, false);
-      e.backend.unnamedOwner = undefined;
-      const sql = ownedRowsOnly(named, node, plan.leafSql);
-      const q = writeQuery(new Writer(sql.length + 16), sql).flush();
-      leaves.push(new LeafRun(e.backend, [...e.messages, q], e.expect.length));
-    }
-    for (const l of leaves) l.start();
-    const rows = await writeRows(s, a, executeReadPlan(plan, leaves, { params: [] }));
+    const req = { snapshot: catalog };
+    await startLeaves(s, r, plan, req, engaged, leaves, leafResultFormats(plan, resultFormats));
+    const results = executeReadPlan(plan, leaves, { params: [], resultFormats });
+    const rows = await writeRows(s, a, results);
     s.out.push(COPY_DONE);
     s.out.push(writeCommandComplete(new Writer(32), `COPY ${rows}`).flush());
   } catch (e) {
     throw e instanceof MergeError ? new RouterError(e.sqlstate, e.message) : e;
   } finally {
-    for (const l of leaves) l.abandon();
-    await Promise.all(leaves.map((l) => l.settled));
-    for (const node of engaged) {
-      const h = s.held.get(node);
-      if (h?.backend.dead) lost(s, h.backend);
-      else settle(s, node);
-    }
-    s.services.metrics.rowsMerged(leaves.reduce((n, l) => n + l.rows, 0));
+    await finishLeaves(s, engaged, leaves);
   }
 }
 
-/** The merged rows as CopyData, one per row; how many. */
+/** The merged rows as CopyData, one per row (binary: the header with the first); how many. */
 async function writeRows(
   s: Session,
   a: CopyToAnalysis,
   results: ReturnType<typeof executeReadPlan>,
 ): Promise<number> {
-  let encoder: CopyTextEncoder | undefined;
+  const binary = a.options.format === 'binary';
+  let encode: ((values: Row) => Buffer) | undefined;
   let rows = 0;
   const out = new Writer(OUT_BATCH_BYTES + 1024);
   for await (const m of results) {
-    if (s.closed) break; // the generator's return() cancels every node's query
-    if (m.kind === 'RowDescription') encoder = encoderFor(a, m.fields);
+    if (s.closed) break; // the generator's return() stops every node's query
+    if (m.kind === 'RowDescription') {
+      const text = binary ? undefined : encoderFor(a, m.fields);
+      encode = text === undefined ? binaryTuple : (values) => text.row(values);
+    }
     if (m.kind !== 'DataRow') continue;
-    writeCopyData(out, encoder!.row(m.values));
+    const tuple = encode!(m.values);
+    writeCopyData(out, binary && rows === 0 ? Buffer.concat([BINARY_HEADER, tuple]) : tuple);
     rows++;
     if (out.length < OUT_BATCH_BYTES) continue;
     s.out.push(out.flush());
     if (!s.out.flush()) await s.out.drained();
   }
+  if (binary)
+    writeCopyData(
+      out,
+      rows === 0 ? Buffer.concat([BINARY_HEADER, BINARY_TRAILER]) : BINARY_TRAILER,
+    );
   s.out.push(out.flush());
   return rows;
+}
+
+/** A row whose values are in binary form as COPY's binary tuple: a DataRow's body. */
+function binaryTuple(values: Row): Buffer {
+  let size = 2;
+  for (const v of values) size += 4 + (v?.length ?? 0);
+  const b = Buffer.allocUnsafe(size);
+  b.writeInt16BE(values.length, 0);
+  let at = 2;
+  for (const v of values) {
+    b.writeInt32BE(v === null ? -1 : v.length, at);
+    at += 4;
+    if (v !== null) at += v.copy(b, at);
+  }
+  return b;
 }
 
 function encoderFor(a: CopyToAnalysis, fields: readonly FieldDescription[]): CopyTextEncoder {

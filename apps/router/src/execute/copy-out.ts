@@ -13,22 +13,14 @@ import {
   writeQuery,
 } from '@tessera/pg-wire';
 import type { Snapshot } from '@tessera/keyspace';
-import {
-  bindTransactionTime,
-  copyOptionsSql,
-  formatTransactionTime,
-  quoteIdent,
-  quoteQualified,
-  type CopyToAnalysis,
-  type ReadPlan,
-} from '@tessera/sql';
+import { copyOptionsSql, quoteIdent, quoteQualified, type CopyToAnalysis } from '@tessera/sql';
 import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import { namedSnapshot } from '../routing/names.js';
 import { ownedRowsOnly } from '../routing/owned-rows.js';
 import type { ScatterRoute } from '../routing/route-types.js';
 import { lookupTable } from '../routing/tables.js';
 import { planFor } from '../scatter/plans.js';
-import { textIsBytewise } from '../scatter/scatter.js';
+import { boundTime, textIsBytewise } from '../scatter/scatter.js';
 import { sessionNames } from '../session/names.js';
 import type { Session } from '../session/session.js';
 import { BinaryCopyJoiner, BinaryCopyError } from '../copy/copy-binary.js';
@@ -65,7 +57,7 @@ export async function runCopyOut(
     throw unsupported(plan.reason);
   }
   s.services.metrics.statements('scatter');
-  const bound = bindTime(plan);
+  const bound = await boundTime(s, r, plan, catalog);
   if (bound.root.kind !== 'scatter') return copyMerged(s, r, a, bound, catalog);
   // Each node's rows are the answer's rows: the client's COPY with the leaf query in its place.
   const at = query.location - a.location;
@@ -81,13 +73,6 @@ export async function runCopyOut(
       throw (await probeError(s, r, a, catalog)) ?? e;
     throw e;
   }
-}
-
-/** The plan with its statement's time bound (now(), current_date: the same instant everywhere). */
-function bindTime(plan: ReadPlan): ReadPlan {
-  if (!plan.usesTransactionTime) return plan;
-  const micros = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000));
-  return bindTransactionTime(plan, formatTransactionTime(micros));
 }
 
 /**
