@@ -28,6 +28,24 @@ interface LoginNames {
    * included): good for that transaction only.
    */
   readonly part: object | undefined;
+  /** The catalog's declared tables these facts were read for (tablesKey). */
+  readonly tables: string;
+}
+
+const tableKeys = new WeakMap<Snapshot, string>();
+
+/**
+ * The catalog's declared tables and their kinds: when they change (a table declared, or made
+ * sharded), which of home's views read them changes too, and the facts are read again.
+ */
+function tablesKey(catalog: Snapshot): string {
+  let key = tableKeys.get(catalog);
+  if (key === undefined)
+    tableKeys.set(
+      catalog,
+      (key = JSON.stringify(catalog.tables.map((t) => [t.schema, t.name, t.kind]))),
+    );
+  return key;
 }
 
 const logins = new WeakMap<Session, LoginNames>();
@@ -142,7 +160,7 @@ export async function learnLoginNames(
   // ... SET made since applies to later logins only.
   const path = logins.get(s)?.defaultPath ?? defaultPath;
   const home = homeRelations(schemas, names, found, viewFacts(row[3]));
-  logins.set(s, { defaultPath: path, home, generation, part });
+  logins.set(s, { defaultPath: path, home, generation, part, tables: tablesKey(catalog) });
 }
 
 type ViewRow = [string, string, string | null, boolean, boolean | null, boolean, boolean];
@@ -257,12 +275,13 @@ export function refreshNames(s: Session): Promise<void> | undefined {
   const n = generationOf(s.services).n;
   const catalog = s.services.catalog();
   if (catalog === undefined) return undefined;
+  const current = login.generation === n && login.tables === tablesKey(catalog);
   if (s.inTransaction()) {
     const part = homePart(s, catalog.home);
-    if (login.generation === n && (login.part === undefined || login.part === part)) return;
+    if (current && (login.part === undefined || login.part === part)) return;
     return part === undefined ? undefined : refreshInTransaction(s, catalog, part);
   }
-  if (login.generation === n && login.part === undefined) return undefined;
+  if (current && login.part === undefined) return undefined;
   const timeoutMs = s.services.config.acquireTimeoutMs;
   const pool = s.services.pools.pool(catalog, catalog.home, s.database, s.user);
   return pool.acquire(timeoutMs, s.passThrough).then(
