@@ -3,8 +3,8 @@
 // the outputs joined: the first node's CopyOutResponse, every node's rows (one header line in text
 // and CSV, one binary header and trailer), one CopyDone and `COPY n` with the total. A query
 // whose rows are merged at the router (order, aggregates, limits) is planned and run as a read
-// across nodes, its merged text values written as COPY writes them (copy-out-merge.ts). Only the
-// ranges each node owns are read (routing/owned-rows.ts); in a transaction block each node joins it.
+// across nodes, its merged rows written as COPY writes them (copy-out-merge.ts). Only the ranges
+// each node owns are read (routing/owned-rows.ts); in a transaction block each node joins it.
 import {
   COPY_DONE,
   Writer,
@@ -157,10 +157,11 @@ async function joinOutputs(
   let total = 0;
   let responded = false;
   for (const [i, run] of runs.entries()) {
+    if (s.closed) break; // the client left: the nodes' COPYs are cancelled (finally)
     let first = true;
     if (i > 0 && binary) joiner.nextStream();
     for await (const f of run) {
-      if (s.closed) break; // the client left: the nodes' COPYs are cancelled (finally)
+      if (s.closed) break;
       if (f.kind === 'response') {
         if (!responded) await send(f.frame);
         responded = true;
