@@ -45,6 +45,12 @@ export function routeDdl(
     return refuse(
       `a temporary ${shadowed.kind === 'sharded' ? 'table' : 'object'} named like ${shadowed.kind} table ${qualified(shadowed)} would hide it from this session's unqualified names, which the router resolves to the ${shadowed.kind} table: choose another name`,
     );
+  const nonKey = uniqueWithoutKey(a, catalog);
+  if (nonKey !== undefined)
+    return refuse(
+      `a PRIMARY KEY, UNIQUE or EXCLUDE constraint (or unique index) on sharded table ${qualified(nonKey)} must include its key column "${nonKey.keyColumn}": each node checks only its own rows, so a duplicate on another node could not be refused`,
+    );
+  if (a.command === 'create_view' && !makesTemp(a)) return routeCreateView(a, catalog);
   return routeObjects(a, catalog, params);
 }
 
@@ -63,11 +69,6 @@ function uniqueWithoutKey(a: DdlAnalysis, catalog: Snapshot): ShardedView | unde
 }
 
 function routeObjects(a: DdlAnalysis, catalog: Snapshot, params: ParamSource | undefined): Route {
-  const nonKey = uniqueWithoutKey(a, catalog);
-  if (nonKey !== undefined)
-    return refuse(
-      `a PRIMARY KEY, UNIQUE or EXCLUDE constraint (or unique index) on sharded table ${qualified(nonKey)} must include its key column "${nonKey.keyColumn}": each node checks only its own rows, so a duplicate on another node could not be refused`,
-    );
   const all = (after = new Map<string, string>()): Route => ({
     kind: 'all',
     nodes: catalog.nodes,
@@ -93,7 +94,6 @@ function routeObjects(a: DdlAnalysis, catalog: Snapshot, params: ParamSource | u
       after.set(node, fenceStatement(view, fenceCheck(catalog, view, node)));
     return all(after);
   }
-  if (a.command === 'create_view' && !makesTemp(a)) return routeCreateView(a, catalog, all);
   if (
     a.command === 'create_table_as' ||
     a.command === 'create_materialized_view' ||
@@ -150,7 +150,7 @@ function routeObjects(a: DdlAnalysis, catalog: Snapshot, params: ParamSource | u
  * across them like other DDL; over global tables only on home, as before. A view reading both
  * could exist on home only, where the distributed tables' rows are not: refused.
  */
-function routeCreateView(a: DdlAnalysis, catalog: Snapshot, all: () => Route): Route {
+function routeCreateView(a: DdlAnalysis, catalog: Snapshot): Route {
   const target = a.tables.find((t) => t.role === 'target');
   const declared =
     target === undefined ? undefined : declaredTable(catalog, target.schema, target.name);
@@ -168,7 +168,7 @@ function routeCreateView(a: DdlAnalysis, catalog: Snapshot, all: () => Route): R
     return refuse(
       `a view reading both distributed table ${qualified(distributed)} and global table ${qualified(global)} is not supported (it could exist on the home node only, where the distributed table's rows are not)`,
     );
-  return all();
+  return { kind: 'all', nodes: catalog.nodes, after: new Map(), why: 'ddl' };
 }
 
 /** A table the catalog declares under this name (not a view that reads like a reference table). */
