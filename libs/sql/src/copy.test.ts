@@ -1,6 +1,6 @@
 // COPY: direction, columns and the effective options used to split or merge its data stream.
 import { test } from 'node:test';
-import { initSqlParser, analyze } from './index.js';
+import { initSqlParser, analyze, copyOptionsSql } from './index.js';
 import { assertSubset } from './subset.testutil.js';
 
 await initSqlParser();
@@ -93,3 +93,19 @@ const cases: Array<[string, Record<string, unknown>]> = [
 for (const [sql, expected] of cases) {
   test(`copy: ${sql}`, () => assertSubset(analyze(sql), expected));
 }
+
+test('copyOptionsSql writes the options out so that they parse back the same', () => {
+  for (const options of [
+    '',
+    " (format csv, header, delimiter ';', null 'NA', force_quote (a, \"B c\"))",
+    " csv header quote '''' escape '\\' force quote *",
+    ' (format binary)',
+    " (format text, encoding 'latin1', header false)",
+  ]) {
+    const a = analyze(`copy t to stdout${options}`);
+    if (a?.kind !== 'copy_to') throw new Error('not a copy');
+    const again = analyze(`copy (select 1) to stdout${copyOptionsSql(a.options)}`);
+    if (again?.kind !== 'copy_to') throw new Error('not a copy');
+    assertSubset(again.options, { ...a.options });
+  }
+});

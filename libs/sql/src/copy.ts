@@ -7,6 +7,7 @@ import { baseOf } from './context.js';
 import { collect } from './collect.js';
 import { defElemArg, defElems, stringList } from './ast.js';
 import { copyQueryText } from './inner.js';
+import { quoteIdent, quoteLiteral } from './quote.js';
 
 function truthy(v: string | true): boolean {
   return v === true || ['true', 'on', '1', 'yes'].includes(v.toLowerCase());
@@ -61,6 +62,25 @@ export function copyOptions(nodes: readonly Node[] | undefined): CopyOptions {
     onError: text('on_error'),
     raw,
   };
+}
+
+/**
+ * The options of a COPY as SQL (` WITH (name 'value', ...)`, empty when it has none), written out
+ * again from what was parsed: for a COPY the router rewrites (a table copied as a query).
+ */
+export function copyOptionsSql(options: CopyOptions): string {
+  const lists: Readonly<Record<string, readonly string[] | '*' | undefined>> = {
+    force_quote: options.forceQuote,
+    force_not_null: options.forceNotNull,
+    force_null: options.forceNull,
+  };
+  const items = Object.entries(options.raw).map(([name, value]) => {
+    const list = lists[name];
+    if (list !== undefined)
+      return `${name} ${list === '*' ? '*' : `(${list.map(quoteIdent).join(', ')})`}`;
+    return value === true ? name : `${name} ${quoteLiteral(value)}`;
+  });
+  return items.length === 0 ? '' : ` WITH (${items.join(', ')})`;
 }
 
 export function analyzeCopy(

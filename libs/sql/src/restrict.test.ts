@@ -63,3 +63,26 @@ describe('restrictTables', () => {
     });
   });
 });
+
+describe('restrictTables keeping system columns', () => {
+  const hidden: RestrictionOf = (schema, name) =>
+    name === 'pg_constraint' && (schema === undefined || schema === 'pg_catalog')
+      ? () => "NOT (conname = 'tessera_owns' AND contype = 'c')"
+      : undefined;
+  const h = (sql: string): string => restrictTables(sql, hidden, true);
+
+  it('selects the system columns the statement names after the subquery *', () => {
+    assert.equal(
+      h("SELECT c.tableoid, c.oid, conname FROM pg_catalog.pg_constraint c WHERE contype = 'c'"),
+      "SELECT c.tableoid, c.oid, conname FROM ( SELECT *, tableoid FROM pg_catalog.pg_constraint WHERE NOT (conname = 'tessera_owns' AND contype = 'c') ) AS c WHERE contype = 'c'",
+    );
+    assert.match(
+      h('select conname from pg_constraint r where r.conrelid = 1'),
+      /FROM \( SELECT \* FROM pg_constraint WHERE .* \) AS r WHERE/,
+    );
+  });
+
+  it('refuses a * together with a system column, which would show it', () => {
+    assert.throws(() => h('select *, tableoid from pg_constraint'), { sqlstate: '0A000' });
+  });
+});

@@ -39,6 +39,8 @@ class Restrictor {
   constructor(
     private readonly restrictionOf: RestrictionOf,
     private readonly cteNames: ReadonlySet<string>,
+    /** System columns the statement names, selected by the subquery too (`keepSystemColumns`). */
+    private readonly systemColumns: readonly string[] = [],
   ) {}
 
   private restriction(rv: RangeVar): ((q: string | undefined) => string) | undefined {
@@ -59,7 +61,8 @@ class Restrictor {
     if (pred === undefined) return item;
     const table: RangeVar = { ...rv };
     delete table.alias;
-    const select = parseStatements('SELECT * FROM tessera_restricted')[0]!.node;
+    const columns = ['*', ...this.systemColumns].join(', ');
+    const select = parseStatements(`SELECT ${columns} FROM tessera_restricted`)[0]!.node;
     if (!('SelectStmt' in select)) throw new Error('unreachable');
     select.SelectStmt.fromClause = [{ RangeVar: table }];
     select.SelectStmt.whereClause = expression(pred(undefined));
@@ -135,15 +138,18 @@ function isNode(v: unknown): v is Node {
 
 const SYSTEM_COLUMNS = new Set(['ctid', 'xmin', 'xmax', 'cmin', 'cmax', 'tableoid']);
 
-function namesSystemColumn(tree: Node): boolean {
-  let found = false;
+/** The system columns `tree` names, and whether it has a `*` (which would expand them too). */
+function systemColumnsOf(tree: Node): { names: string[]; star: boolean } {
+  const names = new Set<string>();
+  let star = false;
   walk(tree, (tag, body) => {
     if (tag !== 'ColumnRef') return;
     const last = (body as ColumnRef).fields?.at(-1);
+    if (last !== undefined && 'A_Star' in last) star = true;
     if (last !== undefined && 'String' in last && SYSTEM_COLUMNS.has(last.String.sval ?? ''))
-      found = true;
+      names.add(last.String.sval!);
   });
-  return found;
+  return { names: [...names].sort(), star };
 }
 
 function cteNamesOf(value: unknown, out: Set<string>): Set<string> {
@@ -167,8 +173,15 @@ function cteNamesOf(value: unknown, out: Set<string>): Set<string> {
  * `sql` (one statement) with every reference to a restricted table limited to the rows its
  * restriction keeps; `sql` itself when no reference needs it. Throws SqlError 0A000 when a
  * reference cannot be rewritten or the rebuilt text would not parse back to the same tree.
+ * `keepSystemColumns`: the subquery selects the system columns the statement names (`tableoid`,
+ * ...) after its `*`, so they keep their meaning (refused when the statement has a `*`, which
+ * would then show them); without it a statement naming one is refused.
  */
-export function restrictTables(sql: string, restrictionOf: RestrictionOf): string {
+export function restrictTables(
+  sql: string,
+  restrictionOf: RestrictionOf,
+  keepSystemColumns = false,
+): string {
   const stmts = parseStatements(sql);
   if (stmts.length !== 1) refuseRestrict('a string of several statements');
   const tree = clone(stmts[0]!.node);
@@ -176,11 +189,13 @@ export function restrictTables(sql: string, restrictionOf: RestrictionOf): strin
   for (const name of ctes)
     if (restrictionOf(undefined, name) !== undefined)
       refuseRestrict(`a WITH query named like the table ${name}`);
-  const r = new Restrictor(restrictionOf, ctes);
+  const system = systemColumnsOf(tree);
+  const keep = keepSystemColumns && !(system.star && system.names.length > 0);
+  const r = new Restrictor(restrictionOf, ctes, keep ? system.names : []);
   r.visit(tree);
   if (!r.changed) return sql;
   // A subquery has no system columns: `ctid` would fail there although the table has one.
-  if (namesSystemColumn(tree)) refuseRestrict('a statement naming a system column');
+  if (!keep && system.names.length > 0) refuseRestrict('a statement naming a system column');
   try {
     return deparseStatement(tree);
   } catch (e) {

@@ -1,11 +1,14 @@
 // Reads during a move see each row once (docs/architecture.md, "Reads during moves"): the mover
 // is held in its phases where a range's rows sit on two nodes (copied and catching up; flipped,
 // before teardown; torn down, before the old owner's rows are deleted), and there the router's
-// scatter reads, aggregates, joins and keyless writes must answer exactly what one plain Postgres
-// holding the same rows answers. The oracle is a database on the home server.
+// scatter reads, aggregates, joins, COPY TO STDOUT and keyless writes must answer exactly what one
+// plain Postgres holding the same rows answers. The oracle is a database on the home server.
 import { test, before, after } from 'node:test';
 import * as assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { JobState } from '@tessera/proto';
 import {
   bulkInsert,
@@ -28,13 +31,34 @@ const READS = [
   'select count(*) from accounts a join entries e on e.account_id = a.id',
   'select id from accounts order by balance desc, id limit 7',
   'select count(*) from (select distinct balance from accounts) d',
+  // COPY's rows, compared as sorted lines (a table's come in heap order).
+  'copy accounts to stdout',
+  'copy (select id, balance from accounts where balance > 100) to stdout with (format csv)',
+  'copy (select id, balance from accounts order by balance, id) to stdout',
 ];
 
 let c: MoverCluster;
 let oracle: pg.Client;
 let via: pg.Client;
 
+/** The lines a COPY TO STDOUT wrote, sorted. */
+async function copyLines(client: pg.Client, sql: string): Promise<string[]> {
+  const chunks: Buffer[] = [];
+  await pipeline(
+    client.query(copyTo(sql)),
+    new Writable({
+      write(chunk: Buffer, _e, cb) {
+        chunks.push(chunk);
+        cb();
+      },
+    }),
+  );
+  return Buffer.concat(chunks).toString().split('\n').sort();
+}
+
 async function both(sql: string): Promise<{ router: unknown; oracle: unknown }> {
+  if (sql.startsWith('copy'))
+    return { router: await copyLines(via, sql), oracle: await copyLines(oracle, sql) };
   const [r, o] = [await via.query(sql), await oracle.query(sql)];
   return {
     router: { rows: r.rows, rowCount: r.rowCount },

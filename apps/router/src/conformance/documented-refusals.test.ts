@@ -23,6 +23,7 @@ const SETUP = [
   `insert into order_items (tenant_id, id, qty) values ${Array.from({ length: 24 }, (_, i) => `(${i + 1}, ${i}, ${i % 3})`).join(', ')}`,
   "insert into countries values ('nl', 'Netherlands'), ('fr', 'France')",
   "insert into settings values ('a', 1)",
+  'create view busy_orders as select * from orders where qty > 1',
 ];
 
 /** Each case: where the documents name it, then its steps; the last step is the refused one. */
@@ -122,6 +123,16 @@ const CASES: Record<string, { readonly doc: string; readonly steps: readonly str
   "a read of pg_prepared_statements (it would show a pooled backend's, not the session's)": {
     doc: 'architecture.md',
     steps: ['prepare p4 as select 1', 'select name from pg_prepared_statements'],
+  },
+  'a write through a view over sharded tables': {
+    doc: 'README, architecture.md',
+    steps: ['update busy_orders set qty = 9 where tenant_id = 3'],
+  },
+  'a view reading both sharded and global tables': {
+    doc: 'README',
+    steps: [
+      'create or replace view mixed_orders as select o.id from orders o join settings s on s.v = o.qty',
+    ],
   },
   'PREPARE in a multi-statement query': {
     doc: 'architecture.md',

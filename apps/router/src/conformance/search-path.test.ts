@@ -255,8 +255,8 @@ for (const mode of ['pg-simple', 'pg-named'] as const) {
   });
 }
 
-describe('what the router cannot resolve is refused, never guessed', () => {
-  test('a table declared after login, behind a schema home may hold it: 0A000, says qualify', async () => {
+describe('a table declared after login', () => {
+  test("behind a schema home may hold it: the session reads home's names again, never guesses", async () => {
     const session = await openDriver('pg-simple', routerUrl());
     try {
       // Made on the nodes directly: no DDL through the router tells its sessions to look again.
@@ -270,9 +270,9 @@ describe('what the router cannot resolve is refused, never guessed', () => {
       });
       await waitFor(() => c.router.catalog()?.table('public', 'late') !== undefined);
       assert.equal((await session.run('set search_path = s9, public')).sqlstate, undefined);
+      // The catalog's tables changed: the session reads home's names again before its statement.
       const o = await session.run('select count(*) from late');
-      assert.equal(o.sqlstate, '0A000', JSON.stringify(o));
-      assert.match(o.message ?? '', /qualify the name/);
+      assert.deepEqual(o.rows, [{ count: '0' }], JSON.stringify(o));
       const q = await session.run('select count(*) from public.late');
       assert.deepEqual(q.rows, [{ count: '0' }]);
     } finally {

@@ -1,57 +1,43 @@
 // COPY FROM STDIN into a table on several nodes: every node starts its COPY inside one
 // transaction across the nodes (the client's, or an implicit one committed with two-phase commit);
-// the client's data is split by row owner (or sent whole to every node for a reference table).
-// All the rows land or none. The client sees one COPY N.
+// the client's data is split by row owner (text and CSV rows, binary tuples), or sent whole to
+// every node for a reference table. All the rows land or none. The client sees one COPY N.
 import {
   BackendCode,
   COPY_DONE,
   FrameReader,
+  frameBytes,
   FrontendCode,
   Writer,
   commandRowCount,
-  decodeDataRow,
   writeCommandComplete,
   writeCopyDataPieces,
   writeCopyFail,
   writeCopyInResponse,
   writeQuery,
-  type NoticeFields,
 } from '@tessera/pg-wire';
 import { hashKeyText } from '@tessera/pg-hash';
 import type { Snapshot } from '@tessera/keyspace';
-import { quoteLiteral, quoteQualified, type Analysis, type CopyFromAnalysis } from '@tessera/sql';
-import { RouterError, SQLSTATE, unsupported } from '../errors.js';
+import type { Analysis, CopyFromAnalysis } from '@tessera/sql';
+import { RouterError, SQLSTATE } from '../errors.js';
 import type { CopyRoute } from '../routing/route-types.js';
-import { BackendError, type Backend } from '../pool/backend.js';
 import { CopyRowSplitter } from '../copy/copy-rows.js';
+import { BinaryCopySplitter } from '../copy/copy-binary.js';
 import { HeldOut } from '../session/client-out.js';
 import type { ExchangeResult } from './exchange.js';
-import { engage, lost, settle } from './backends.js';
+import { abort, firstError, type Target } from './copy-split-end.js';
+import { engage, lost } from './backends.js';
 import { run1 } from './run.js';
 import type { Session } from '../session/session.js';
 import type { InMsg } from '../session/client-in.js';
 import { atomically } from './cross-node.js';
+import { copyColumns, type CopyColumns } from './copy-columns.js';
 
 /** Rows gathered per node before they go out as one CopyData. */
 const BATCH_BYTES = 64 * 1024;
 
 const q = (sql: string): Buffer => writeQuery(new Writer(sql.length + 16), sql).flush();
 const copyFail = (reason: string): Buffer => writeCopyFail(new Writer(64), reason).flush();
-
-interface Target {
-  readonly node: string;
-  readonly backend: Backend;
-  done: Promise<ExchangeResult>;
-  ready: Promise<void>;
-  pieces: Buffer[];
-  size: number;
-  result: ExchangeResult | undefined;
-  failed: boolean;
-  /** The client's line number of each row sent to this node, in order (split COPY only). */
-  lines: number[] | undefined;
-  /** Lines sent before the rows: the header, if the format has one. */
-  headerLines: number;
-}
 
 export async function runCopySplit(
   s: Session,
@@ -73,15 +59,20 @@ export async function runCopySplit(
   s.out.push(writeCommandComplete(new Writer(32), `COPY ${total}`).flush());
 }
 
+/** The client's data on its way to the nodes: split by row owner. */
+interface Splitter {
+  push(data: Buffer): void;
+  end(): void;
+}
+
 /** One COPY across nodes: starts it on every node, feeds each its rows, gathers the counts. */
 class CopySplit {
   private readonly targets: Target[] = [];
   private readonly byNode = new Map<string, Target>();
   private anyFailed = false;
-  private splitter: CopyRowSplitter | undefined;
-  private headerSent = false;
-  /** Rows the splitter handed out so far: the client's line count, less a header line. */
-  private rowsSeen = 0;
+  private splitter: Splitter | undefined;
+  /** What the first node answered its COPY with (the client's CopyInResponse). */
+  private firstOut: HeldOut | undefined;
 
   constructor(
     private readonly s: Session,
@@ -95,22 +86,14 @@ class CopySplit {
     const { s, r, a, targets } = this;
     const nodes = [...r.nodes].sort();
     const key =
-      r.mode === 'split'
-        ? await keyColumn(s, a, r, nodes[0]!, this.catalog)
-        : { index: -1, columns: a.columns ?? [] };
+      r.mode === 'split' ? await copyColumns(s, a, r, nodes[0]!, this.catalog) : undefined;
     try {
       for (const node of nodes) await this.start(node);
       await Promise.all(targets.map((t) => t.ready));
       if (this.anyFailed) return await abort(targets, 'another node failed to start the COPY');
-      if (r.mode === 'split') this.splitter = this.rowSplitter(r, key.index, key.columns);
+      if (r.mode === 'split') this.splitter = this.makeSplitter(r, key!);
       // Every node is in COPY IN: the client may send its data.
-      s.out.push(
-        writeCopyInResponse(
-          new Writer(16),
-          0,
-          key.columns.map(() => 0),
-        ).flush(),
-      );
+      s.out.push(this.copyInResponse(key));
       s.out.flushForInput();
       const ended = await this.feed();
       if (ended !== undefined) return ended;
@@ -120,6 +103,21 @@ class CopySplit {
       for (const t of targets) if (t.result === undefined && !t.backend.dead) lost(s, t.backend);
       throw e;
     }
+  }
+
+  /** The first node's own CopyInResponse (format and columns as Postgres says them). */
+  private copyInResponse(key: CopyColumns | undefined): Buffer {
+    const reader = new FrameReader();
+    for (const p of this.firstOut?.pieces ?? []) reader.push(Buffer.from(p));
+    for (let f = reader.next(); f; f = reader.next())
+      if (f.code === BackendCode.CopyInResponse) return Buffer.from(frameBytes(f));
+    const binary = this.a.options.format === 'binary' ? 1 : 0;
+    const columns = key?.columns ?? this.a.columns ?? [];
+    return writeCopyInResponse(
+      new Writer(16),
+      binary,
+      columns.map(() => binary),
+    ).flush();
   }
 
   /** The COPY started on `node`, inside the transaction; ready once the node is in COPY IN. */
@@ -142,7 +140,8 @@ class CopySplit {
       ready: new Promise<void>((res) => (markReady = res)),
       done: Promise.resolve(undefined as unknown as ExchangeResult),
     };
-    const out = new HeldOut(false);
+    const out = new HeldOut(this.firstOut === undefined);
+    this.firstOut ??= out;
     t.done = run1(s, e.backend, e.messages, e.expect, true, out, markReady).then((res) => {
       t.result = res;
       if (res.error || res.quietError) t.failed = this.anyFailed = true;
@@ -157,26 +156,61 @@ class CopySplit {
     this.byNode.set(node, t);
   }
 
-  private rowSplitter(
-    r: CopyRoute & { mode: 'split' },
-    keyIndex: number,
-    columns: readonly string[],
-  ): CopyRowSplitter {
+  private makeSplitter(r: CopyRoute & { mode: 'split' }, key: CopyColumns): Splitter {
     const ks = r.keyspace;
-    return new CopyRowSplitter(
+    // A NULL key fails the key's NOT NULL on any node; a malformed tuple fails anywhere: one node.
+    const fallback = this.byNode.get(ks.ownerOf(0n))!;
+    const place = (t: Target, bytes: Buffer, line: number | undefined): void => {
+      t.pieces.push(bytes);
+      t.size += bytes.length;
+      if (line !== undefined) t.lines!.push(line);
+    };
+    const everyNode = (bytes: Buffer): void => {
+      for (const t of this.targets) place(t, bytes, undefined);
+    };
+    if (key.hashBinary !== undefined) {
+      const hash = key.hashBinary;
+      return new BinaryCopySplitter(key.columns.length, key.index, {
+        all: everyNode,
+        tuple: (bytes, value, line) => {
+          let target = fallback;
+          if (value !== null) {
+            try {
+              target = this.byNode.get(ks.ownerOf(hash(value)))!;
+            } catch {
+              return false;
+            }
+          }
+          place(target, bytes, line);
+          return true;
+        },
+        rest: (bytes, line) => place(fallback, bytes, line),
+      });
+    }
+    let line = 0;
+    const splitter: CopyRowSplitter = new CopyRowSplitter(
       this.a.options as never,
-      keyIndex,
-      (row, key) => {
+      key.index,
+      (row, value) => {
+        if (line === 0 && splitter.header !== undefined) {
+          // A header line, sent to every node as its own first line, is the client's first too.
+          everyNode(splitter.header);
+          for (const t of this.targets) t.headerLines = 1;
+          line = 1;
+        }
         const node =
-          key === null ? ks.ownerOf(0n) : ks.ownerOf(hashKeyText(ks.keyType, key, ks.seed));
-        const t = this.byNode.get(node)!;
-        t.pieces.push(row);
-        t.size += row.length;
-        // A header line, sent to every node as its own first line, is the client's first too.
-        t.lines!.push(++this.rowsSeen + (this.splitter?.header !== undefined ? 1 : 0));
+          value === null ? ks.ownerOf(0n) : ks.ownerOf(hashKeyText(ks.keyType, value, ks.seed));
+        place(this.byNode.get(node)!, row, ++line);
       },
-      columns,
+      key.columns,
     );
+    return {
+      push: (data) => splitter.push(data),
+      end: () => {
+        splitter.end();
+        if (line === 0 && splitter.header !== undefined) everyNode(splitter.header);
+      },
+    };
   }
 
   /** The client's messages until its CopyDone; an Error when the COPY ended otherwise. */
@@ -235,15 +269,6 @@ class CopySplit {
 
   /** Each node's gathered rows as one CopyData once they are enough (or `force`). */
   private async send(force: boolean): Promise<void> {
-    const header = this.splitter?.header;
-    if (header !== undefined && !this.headerSent) {
-      this.headerSent = true;
-      for (const t of this.targets) {
-        t.pieces.unshift(header);
-        t.size += header.length;
-        t.headerLines = 1;
-      }
-    }
     for (const t of this.targets) {
       if (t.size === 0 || (!force && t.size < BATCH_BYTES)) continue;
       const ok = t.backend.write(writeCopyDataPieces(new Writer(t.size + 8), t.pieces).flush());
@@ -256,86 +281,10 @@ class CopySplit {
   /** Every node's COPY N, added up (a reference table's rows are counted once). */
   private async total(): Promise<number | Error> {
     const results = await Promise.all(this.targets.map((t) => t.done));
-    const i = results.findIndex((res) => res.error ?? res.quietError);
-    if (i >= 0) {
-      const failed = results[i]!;
-      return new BackendError(
-        clientContext(this.targets[i]!, (failed.error ?? failed.quietError)!),
-      );
-    }
+    const failed = firstError(this.targets);
+    if (failed !== undefined) return failed;
     let total = 0;
     for (const res of results) total += commandRowCount(res.tags[res.tags.length - 1] ?? '') ?? 0;
     return this.r.mode === 'all' ? total / this.targets.length : total;
   }
-}
-
-/** A node failed: end the COPY everywhere and pass the first node error on. */
-async function abort(targets: readonly Target[], reason: string): Promise<Error> {
-  for (const t of targets) if (!t.failed) t.backend.write(copyFail(reason));
-  await Promise.allSettled(targets.map((t) => t.done));
-  for (const t of targets) {
-    const err = t.result?.error ?? t.result?.quietError;
-    if (err !== undefined) return new BackendError(clientContext(t, err));
-  }
-  return new RouterError(SQLSTATE.connectionFailure, `COPY failed: ${reason}`);
-}
-
-/**
- * A node's error with its CONTEXT's line number turned into the client's: the node counts the
- * lines of its part of the stream (`COPY t, line 3, column id: "x"`), the client all of them.
- */
-function clientContext(t: Target, fields: NoticeFields): NoticeFields {
-  const where = fields.where;
-  const lines = t.lines;
-  if (where === undefined || lines === undefined) return fields;
-  const m = COPY_LINE.exec(where);
-  if (m === null) return fields;
-  const nodeLine = Number(m[2]);
-  const header = t.headerLines;
-  const line = nodeLine <= header ? nodeLine : lines[nodeLine - header - 1];
-  if (line === undefined) return fields;
-  return { ...fields, where: where.replace(COPY_LINE, `$1${line}`) };
-}
-
-/** The line number in the CONTEXT of an error in COPY FROM data (copyfrom.c CopyFromErrorCallback). */
-const COPY_LINE = /^(COPY [^\n]*?, line )(\d+)/;
-
-/** Position of the key column in the COPY's column list (or the table's, asked of a node). */
-async function keyColumn(
-  s: Session,
-  a: CopyFromAnalysis,
-  r: CopyRoute & { mode: 'split' },
-  node: string,
-  catalog: Snapshot,
-): Promise<{ index: number; columns: readonly string[] }> {
-  const { keyColumn, schema, table } = r;
-  let columns = a.columns;
-  if (columns === undefined) {
-    const sql =
-      'SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = ' +
-      `${quoteLiteral(quoteQualified(schema, table))}::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = '' ORDER BY attnum`;
-    const e = await engage(s, node, catalog);
-    e.messages.push(q(sql));
-    e.expect.push({ t: 'query', ready: false });
-    const out = new HeldOut(true);
-    const res = await run1(s, e.backend, e.messages, e.expect, false, out);
-    settle(s, node);
-    if (res.error) {
-      s.services.metrics.error(res.error.code);
-      throw new RouterError(res.error.code, res.error.message);
-    }
-    const reader = new FrameReader();
-    const names: string[] = [];
-    for (const p of out.pieces) reader.push(Buffer.from(p));
-    for (let f = reader.next(); f; f = reader.next()) {
-      if (f.code === BackendCode.DataRow) names.push(decodeDataRow(f.body)[0]!.toString('utf8'));
-    }
-    columns = names;
-  }
-  const i = columns.indexOf(keyColumn);
-  if (i < 0)
-    throw unsupported(
-      `COPY into sharded table ${schema}.${table} must include its key column "${keyColumn}"`,
-    );
-  return { index: i, columns };
 }

@@ -33,6 +33,7 @@ import { acquire, acquisition, pipelinableRead } from './acquire.js';
 import { QUERY_LANE } from '../pool/pool.js';
 import { runCopySplit } from './copy-split.js';
 import { runInsertSelect } from './insert-select.js';
+import { runCopyOut } from './copy-out.js';
 import { runMultiWrite, runOnAll, runSplitInsert, type Bound } from './fanout.js';
 import { Round, sendRound } from './round.js';
 import type { ExchangeResult } from './exchange.js';
@@ -118,6 +119,8 @@ export function execute(
         runMultiWrite(s, r, stmt.analysis, d.epoch.snapshot, boundOf(via)),
       );
     case 'scatter':
+      if (a.kind === 'copy_to')
+        return several(s, d, via, () => runCopyOut(s, r, a, d.epoch.snapshot));
       if (via.kind === 'portal' && (via.maxRows > 0 || fetchedInParts(s, via.portal)))
         return counted(d.epoch, executeInParts(s, r, via.portal, via.maxRows));
       return several(s, d, via, () =>

@@ -38,6 +38,7 @@ import type { RouterPortal } from '../statement/portal.js';
 import { prepareOn, statementNamed, StatementRecord } from '../statement/prepared.js';
 import { cursorDescription, cursorNode, describeCursorPortal } from '../scatter/cursor-wire.js';
 import { admitNow } from './admission.js';
+import { rewrittenRecord } from '../session/rewrite.js';
 
 const NO_PARAMS: Expectation = { t: 'describe_s', noParams: true };
 
@@ -53,7 +54,10 @@ export interface Batch {
 
 export function describe(b: Batch, m: InMsg, next: InMsg | undefined): Promise<void> | undefined {
   const d = decodeDescribe(m.body);
-  if (d.target === 'S') return describeStatement(b, m, statementNamed(b.s.statements, d.name));
+  if (d.target === 'S') {
+    const rec = statementNamed(b.s.statements, d.name);
+    return describeStatement(b, m, rewrittenRecord(b.s, rec) ?? rec);
+  }
   const p = b.s.portals.get(d.name);
   if (p === undefined) {
     // An SQL cursor's portal: the router's own cursor answers, a one-node one its node.

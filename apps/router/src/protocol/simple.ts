@@ -21,20 +21,27 @@ import { cursorsEndedBy } from '../scatter/cursor-wire.js';
 import { runExecuteQuery } from './execute-sql.js';
 import { filledText, forgetAfterDdl } from '../sequences/defaults.js';
 import { noteDdl } from '../session/names.js';
+import { rewriteQuery } from '../session/rewrite.js';
 
 const ignore = (): void => undefined;
 
 export async function handleQuery(s: Session, m: InMsg): Promise<void> {
   try {
     const sql = m.body.toString('utf8', 0, m.body.length - 1);
-    const analyses = s.services.cache.get(sql);
-    if (analyses.length === 0) {
+    const parsed = s.services.cache.get(sql);
+    if (parsed.length === 0) {
       s.out.push(writeEmptyQueryResponse(new Writer(8)).flush());
     } else {
+      // Views read as their queries, fences and sizes as the cluster's (session/rewrite.ts).
+      const got0 = rewriteQuery(s, sql, parsed);
+      const viewed = got0 instanceof Promise ? await got0 : got0;
+      const analyses = viewed?.analyses ?? parsed;
       // Values the router makes itself (cluster-wide sequences) are written in first.
       const got = filledText(s, analyses);
       const f = got instanceof Promise ? await got : got;
-      const raw = f === undefined ? m.raw : writeQuery(new Writer(f.sql.length + 8), f.sql).flush();
+      const text = f?.sql ?? viewed?.sql;
+      const raw =
+        text === undefined ? m.raw : writeQuery(new Writer(text.length + 8), text).flush();
       const list = f?.analyses ?? analyses;
       noteDdl(s, list);
       const only = list.length === 1 ? list[0]! : undefined;

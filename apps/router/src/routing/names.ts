@@ -2,8 +2,26 @@
 // first unless listed, `$user` as the session's role), against the tables that exist: the
 // catalog's, and the global tables of the home node the router learned at login. A name whose
 // owner the router cannot know exactly is refused, never guessed. Pure.
+import { createHash } from 'node:crypto';
 import type { Snapshot, TableView } from '@tessera/keyspace';
 import { unsupported } from '../errors.js';
+
+/**
+ * A view of home that reads tables of the catalog (through other views too), and no table only
+ * home has: it exists on every node, and reads through it are routed as its query.
+ */
+export interface ViewFact {
+  readonly schema: string;
+  readonly name: string;
+  /** Its query, every name qualified (pg_get_viewdef with only pg_catalog on the search_path). */
+  readonly query: string;
+  /** It reads a sharded table (else only reference tables: it is one too). */
+  readonly sharded: boolean;
+  /** A table it reads has row-level security (whose policies apply as the view's owner). */
+  readonly rowSecurity: boolean;
+  /** The login role's right to SELECT it: on the whole view, on some columns only, or none. */
+  readonly select: 'view' | 'columns' | 'none';
+}
 
 /** Relations of the home node (where every table the catalog does not name lives). */
 export interface HomeRelations {
@@ -13,6 +31,8 @@ export interface HomeRelations {
   readonly checked: ReadonlySet<string>;
   /** `schema.name` of the relations home holds, for the names in `checked`. */
   readonly existing: ReadonlySet<string>;
+  /** Views over the catalog's tables, by `schema.name` (their names are in `checked`). */
+  readonly views: ReadonlyMap<string, ViewFact>;
   /** Equal facts, equal keys (what cached resolutions are shared by). */
   readonly key: string;
 }
@@ -29,6 +49,7 @@ export const NO_HOME_FACTS: HomeRelations = {
   schemas: undefined,
   checked: new Set(),
   existing: new Set(),
+  views: new Map(),
   key: '',
 };
 
@@ -36,17 +57,28 @@ export function homeRelations(
   schemas: Iterable<string>,
   checked: Iterable<string>,
   rows: Iterable<{ schema: string; name: string }>,
+  views: readonly ViewFact[] = [],
 ): HomeRelations {
   const c = new Set(checked);
+  for (const v of views) c.add(v.name);
   const existing = new Set<string>();
   for (const r of rows) if (c.has(r.name)) existing.add(`${r.schema}.${r.name}`);
   const sorted = (x: Iterable<string>): string => JSON.stringify([...x].sort());
   const schemaSet = new Set(schemas);
+  const byName = new Map(views.map((v) => [`${v.schema}.${v.name}`, v]));
+  // Views change what names mean (and how statements are rewritten): their facts are in the key.
+  const viewKey =
+    views.length === 0
+      ? ''
+      : `|${createHash('sha1')
+          .update(JSON.stringify([...byName].sort()))
+          .digest('hex')}`;
   return {
     schemas: schemaSet,
     checked: c,
     existing,
-    key: `${sorted(schemaSet)}|${sorted(c)}|${sorted(existing)}`,
+    views: byName,
+    key: `${sorted(schemaSet)}|${sorted(c)}|${sorted(existing)}${viewKey}`,
   };
 }
 

@@ -8,7 +8,7 @@ import type { Snapshot, TableView } from '@tessera/keyspace';
 import type { ParamSource } from './key-hash.js';
 import { route } from './route.js';
 import { home, refuse, type Route } from './route-types.js';
-import { classify, lookupTable, qualified, type ShardedView } from './tables.js';
+import { classify, lookupTable, qualified, shardedViewOf, type ShardedView } from './tables.js';
 
 /** Commands that create or change objects every node needs (schemas, types, extensions, roles...). */
 const EVERY_NODE_COMMANDS: ReadonlySet<string> = new Set([
@@ -45,6 +45,12 @@ export function routeDdl(
     return refuse(
       `a temporary ${shadowed.kind === 'sharded' ? 'table' : 'object'} named like ${shadowed.kind} table ${qualified(shadowed)} would hide it from this session's unqualified names, which the router resolves to the ${shadowed.kind} table: choose another name`,
     );
+  const nonKey = uniqueWithoutKey(a, catalog);
+  if (nonKey !== undefined)
+    return refuse(
+      `a PRIMARY KEY, UNIQUE or EXCLUDE constraint (or unique index) on sharded table ${qualified(nonKey)} must include its key column "${nonKey.keyColumn}": each node checks only its own rows, so a duplicate on another node could not be refused`,
+    );
+  if (a.command === 'create_view' && !makesTemp(a)) return routeCreateView(a, catalog);
   return routeObjects(a, catalog, params);
 }
 
@@ -63,11 +69,6 @@ function uniqueWithoutKey(a: DdlAnalysis, catalog: Snapshot): ShardedView | unde
 }
 
 function routeObjects(a: DdlAnalysis, catalog: Snapshot, params: ParamSource | undefined): Route {
-  const nonKey = uniqueWithoutKey(a, catalog);
-  if (nonKey !== undefined)
-    return refuse(
-      `a PRIMARY KEY, UNIQUE or EXCLUDE constraint (or unique index) on sharded table ${qualified(nonKey)} must include its key column "${nonKey.keyColumn}": each node checks only its own rows, so a duplicate on another node could not be refused`,
-    );
   const all = (after = new Map<string, string>()): Route => ({
     kind: 'all',
     nodes: catalog.nodes,
@@ -120,10 +121,10 @@ function routeObjects(a: DdlAnalysis, catalog: Snapshot, params: ParamSource | u
     return home(catalog, false);
   }
   const views = [
-    ...a.tables.map((r) => lookupTable(catalog, r.schema, r.name)),
+    ...a.tables.map((r) => relation(catalog, r.schema, r.name)),
     ...a.objects
-      .filter((o) => o.type === 'table' || o.type === 'foreign table')
-      .map((o) => lookupTable(catalog, o.schema, o.name)),
+      .filter((o) => o.type === 'table' || o.type === 'foreign table' || o.type === 'view')
+      .map((o) => relation(catalog, o.schema, o.name)),
   ];
   const distributed = views.filter((v) => v.kind !== 'global');
   for (const v of distributed) {
@@ -142,6 +143,52 @@ function routeObjects(a: DdlAnalysis, catalog: Snapshot, params: ParamSource | u
   }
   if (EVERY_NODE_COMMANDS.has(a.command)) return all();
   return home(catalog, false);
+}
+
+/**
+ * CREATE [OR REPLACE] VIEW: over distributed tables (or views) on every node, in one transaction
+ * across them like other DDL; over global tables only on home, as before. A view reading both
+ * could exist on home only, where the distributed tables' rows are not: refused.
+ */
+function routeCreateView(a: DdlAnalysis, catalog: Snapshot): Route {
+  const target = a.tables.find((t) => t.role === 'target');
+  const declared =
+    target === undefined ? undefined : declaredTable(catalog, target.schema, target.name);
+  if (declared !== undefined)
+    return refuse(
+      `CREATE VIEW for declared ${declared.kind} table ${qualified(declared)} is not supported; create it with CREATE TABLE`,
+    );
+  const read = a.tables
+    .filter((t) => t.role !== 'target')
+    .map((t) => relation(catalog, t.schema, t.name));
+  const distributed = read.find((v) => v.kind !== 'global');
+  if (distributed === undefined) return home(catalog, false);
+  const global = read.find((v) => v.kind === 'global');
+  if (global !== undefined)
+    return refuse(
+      `a view reading both distributed table ${qualified(distributed)} and global table ${qualified(global)} is not supported (it could exist on the home node only, where the distributed table's rows are not)`,
+    );
+  return { kind: 'all', nodes: catalog.nodes, after: new Map(), why: 'ddl' };
+}
+
+/** A table the catalog declares under this name (not a view that reads like a reference table). */
+function declaredTable(
+  catalog: Snapshot,
+  schema: string | undefined,
+  name: string,
+): TableView | undefined {
+  const t = lookupTable(catalog, schema, name);
+  return t.kind !== 'global' && catalog.table(t.schema, t.name) !== undefined ? t : undefined;
+}
+
+/**
+ * What DDL naming `schema.name` must reach: a table's kind, and a view over sharded tables
+ * counted with the distributed ones (it exists on every node).
+ */
+function relation(catalog: Snapshot, schema: string | undefined, name: string): TableView {
+  const view = shardedViewOf(catalog, schema, name);
+  if (view !== undefined) return { kind: 'reference', schema: view.schema, name: view.name };
+  return lookupTable(catalog, schema, name);
 }
 
 export function routeMaintenance(a: MaintenanceAnalysis, catalog: Snapshot): Route {

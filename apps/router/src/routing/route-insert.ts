@@ -99,10 +99,6 @@ export function routeCopyFrom(a: CopyFromAnalysis, catalog: Snapshot): Route {
   if (view.kind === 'reference') return { kind: 'copy', mode: 'all', nodes: catalog.nodes };
   if (view.keyspace.owners.length === 1)
     return { kind: 'copy', mode: 'node', node: view.keyspace.owners[0]! };
-  if (a.options.format === 'binary')
-    return refuse(
-      `COPY FROM STDIN in binary format into sharded table ${qualified(view)} is not supported yet; use text or csv`,
-    );
   if (a.hasWhere)
     return refuse(`COPY FROM ... WHERE into sharded table ${qualified(view)} is not supported yet`);
   return {

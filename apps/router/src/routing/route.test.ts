@@ -233,7 +233,7 @@ describe('route', () => {
     refused(r('drop table orders, settings'), /run it once for each kind/);
   });
 
-  test('COPY FROM STDIN by target kind', () => {
+  test('COPY FROM STDIN by target kind, COPY TO by where the rows are', () => {
     const x = r('copy orders from stdin');
     assert.equal(x.kind, 'copy');
     if (x.kind === 'copy') assert.equal(x.mode, 'split');
@@ -243,8 +243,15 @@ describe('route', () => {
       mode: 'all',
       nodes: ['home', 'n1', 'n2'],
     });
-    refused(r('copy orders to stdout'), /read across nodes/);
+    assert.deepEqual(r('copy orders to stdout'), { kind: 'scatter', nodes: ['n1', 'n2'] });
+    assert.deepEqual(r('copy (select * from orders) to stdout'), {
+      kind: 'scatter',
+      nodes: ['n1', 'n2'],
+    });
+    refused(r("copy orders to '/tmp/x'"), /TO STDOUT/);
+    refused(r("copy (select * from orders) to program 'cat'"), /TO STDOUT/);
     assert.deepEqual(r('copy (select * from orders where tenant_id = 2) to stdout'), node('n2'));
+    assert.equal(r('copy countries to stdout').kind, 'node');
   });
 
   test('a bad key literal is the error Postgres gives', () => {

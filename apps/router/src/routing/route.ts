@@ -6,13 +6,17 @@ import type { Analysis, TableRef } from '@tessera/sql';
 import type { Snapshot } from '@tessera/keyspace';
 import type { ParamSource } from './key-hash.js';
 import { home, refuse, type Route } from './route-types.js';
-import { NO_WHERE, routeDml } from './route-dml.js';
+import { routeDml } from './route-dml.js';
 import { routeCopyFrom, routeInsert } from './route-insert.js';
 import { routeDdl, routeMaintenance } from './route-ddl.js';
-import { classify, qualified } from './tables.js';
+import { classify, qualified, shardedViewOf } from './tables.js';
+import { namesOf } from './names.js';
 import { routeLock } from './route-lock.js';
+import { routeCopyTo } from './route-copy.js';
 
 export function route(a: Analysis, catalog: Snapshot, params: ParamSource | undefined): Route {
+  const view = a.kind === 'ddl' ? undefined : viewLeftIn(a, catalog);
+  if (view !== undefined) return refuseView(view.ref, view.name);
   switch (a.kind) {
     case 'select':
       if (readsPreparedStatements(a.tables)) return refuse(PREPARED_STATEMENTS_REFUSAL);
@@ -34,8 +38,7 @@ export function route(a: Analysis, catalog: Snapshot, params: ParamSource | unde
     case 'copy_from':
       return routeCopyFrom(a, catalog);
     case 'copy_to':
-      if (a.query !== undefined) return route(a.query, catalog, params);
-      return routeDml(a, NO_WHERE, catalog, params, 'read');
+      return routeCopyTo(a, catalog, params, (q) => route(q, catalog, params));
     case 'ddl':
       return routeDdl(a, catalog, params);
     case 'explain': {
@@ -83,6 +86,27 @@ export function route(a: Analysis, catalog: Snapshot, params: ParamSource | unde
     default:
       return assertNever(a);
   }
+}
+
+/**
+ * A view over sharded tables the statement still names: session/views.ts reads every one in a
+ * FROM list as its query, so this one is written to, or named where it cannot be rewritten.
+ */
+function viewLeftIn(a: Analysis, catalog: Snapshot): { ref: TableRef; name: string } | undefined {
+  if (namesOf(catalog).home.views.size === 0) return undefined;
+  for (const ref of a.tables) {
+    const v = shardedViewOf(catalog, ref.schema, ref.name);
+    if (v !== undefined) return { ref, name: `${v.schema}.${v.name}` };
+  }
+  return undefined;
+}
+
+function refuseView(ref: TableRef, name: string): Route {
+  return refuse(
+    ref.role === 'target'
+      ? `a write to view ${name} over sharded tables is not supported (home's copy of its tables is empty); write to its tables`
+      : `view ${name} over sharded tables is read where the router cannot put its query in its place (it does so in FROM lists); read it in a FROM list`,
+  );
 }
 
 function assertNever(x: never): never {

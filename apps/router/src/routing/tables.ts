@@ -2,7 +2,7 @@
 // every routing decision.
 import type { TableRef } from '@tessera/sql';
 import type { Snapshot, TableView } from '@tessera/keyspace';
-import { namesOf, resolveUnqualified } from './names.js';
+import { namesOf, resolveUnqualified, type ViewFact } from './names.js';
 
 export type ShardedView = TableView & { kind: 'sharded' };
 
@@ -29,8 +29,30 @@ export function lookupTable(
   schema: string | undefined,
   name: string,
 ): TableView {
-  if (schema === undefined) return resolveUnqualified(catalog, namesOf(catalog), name);
-  return catalog.table(schema, name) ?? { kind: 'global', schema, name };
+  const t =
+    schema === undefined
+      ? resolveUnqualified(catalog, namesOf(catalog), name)
+      : (catalog.table(schema, name) ?? { kind: 'global', schema, name });
+  if (t.kind !== 'global') return t;
+  // A view over reference tables only is on every node and reads alike everywhere: one more.
+  const view = namesOf(catalog).home.views.get(`${t.schema}.${t.name}`);
+  return view !== undefined && !view.sharded
+    ? { kind: 'reference', schema: t.schema, name: t.name }
+    : t;
+}
+
+/** The view over sharded tables a reference means (read as its query: session/views.ts), if any. */
+export function shardedViewOf(
+  catalog: Snapshot,
+  schema: string | undefined,
+  name: string,
+): ViewFact | undefined {
+  const views = namesOf(catalog).home.views;
+  if (views.size === 0) return undefined;
+  const t = lookupTable(catalog, schema, name);
+  if (t.kind !== 'global') return undefined;
+  const view = views.get(`${t.schema}.${t.name}`);
+  return view?.sharded === true ? view : undefined;
 }
 
 // Per table list (analyses are cached by statement text, so a prepared statement's list is one

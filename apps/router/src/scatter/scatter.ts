@@ -281,7 +281,11 @@ export async function describeScatter(
 }
 
 /** Whether the client's database orders text bytewise; asked of a node once per database. */
-async function textIsBytewise(s: Session, catalog: Snapshot, node: string): Promise<boolean> {
+export async function textIsBytewise(
+  s: Session,
+  catalog: Snapshot,
+  node: string,
+): Promise<boolean> {
   const known = scatterMemory(s.services).bytewise;
   const cached = known.get(s.database);
   if (cached !== undefined) return cached;

@@ -6,6 +6,7 @@ import type { Analysis } from '@tessera/sql';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { StatementRecord } from '../statement/prepared.js';
+import { measuredStatement, rewrittenRecord } from '../session/rewrite.js';
 import { fillDefaults, forgetDefinitions, mayFill, type Filled } from './defaults.js';
 
 /** By Bind position: its statement with the router's values in, or the error making them. */
@@ -15,7 +16,6 @@ export function prefillBatch(
   s: Session,
   batch: readonly InMsg[],
 ): Prefilled | undefined | Promise<Prefilled | undefined> {
-  if (s.services.sequences === undefined) return undefined;
   let parsed: Map<string, Analysis | undefined> | undefined;
   let waits: Promise<void>[] | undefined;
   let out: Prefilled | undefined;
@@ -31,7 +31,19 @@ export function prefillBatch(
     if (m.code !== FrontendCode.Bind) continue;
     const name = bindStatementName(m.body);
     const a = parsed?.has(name) ? parsed.get(name) : s.statements.get(name)?.analysis;
-    if (a === undefined || !mayFill(a)) continue;
+    if (a === undefined) continue;
+    // The size functions of sharded tables, measured on every node (session/catalog-reads.ts).
+    const measured = measuredStatement(s, a);
+    if (measured !== undefined) {
+      (waits ??= []).push(
+        measured.then(
+          (x) => keep(k, x),
+          (e: unknown) => keep(k, asError(e)),
+        ),
+      );
+      continue;
+    }
+    if (s.services.sequences === undefined || !mayFill(a)) continue;
     try {
       const f = fillDefaults(s, a, (i) => textParam(m.body, i));
       if (f instanceof Promise)
@@ -75,8 +87,9 @@ function textParam(body: Buffer, index: number): string | null | undefined {
 }
 
 /**
- * The unnamed copy of `rec` a Bind runs with the router's values in, or undefined when it runs
- * `rec` as it is; the error of making the values is thrown here, in the Bind's place.
+ * The copy of `rec` a Bind runs: unnamed with the router's values in (sequences, sizes), or with
+ * its views and fences rewritten (session/rewrite.ts); undefined when it runs `rec` as it is.
+ * The error of making the values is thrown here, in the Bind's place.
  */
 export function filledRecord(
   s: Session,
@@ -87,5 +100,5 @@ export function filledRecord(
   if (f !== undefined) return new StatementRecord('', f.sql, rec.paramTypes, [f.analysis]);
   if (rec.analysis?.kind === 'ddl' && s.services.sequences !== undefined)
     forgetDefinitions(s.services.sequences);
-  return undefined;
+  return rewrittenRecord(s, rec);
 }

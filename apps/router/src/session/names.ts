@@ -12,6 +12,7 @@ import {
   parseSearchPath,
   type HomeRelations,
   type NameContext,
+  type ViewFact,
 } from '../routing/names.js';
 import type { Session } from './session.js';
 import { NAMES_CHANNEL } from './ddl-watch.js';
@@ -27,6 +28,24 @@ interface LoginNames {
    * included): good for that transaction only.
    */
   readonly part: object | undefined;
+  /** The catalog's declared tables these facts were read for (tablesKey). */
+  readonly tables: string;
+}
+
+const tableKeys = new WeakMap<Snapshot, string>();
+
+/**
+ * The catalog's declared tables and their kinds: when they change (a table declared, or made
+ * sharded), which of home's views read them changes too, and the facts are read again.
+ */
+function tablesKey(catalog: Snapshot): string {
+  let key = tableKeys.get(catalog);
+  if (key === undefined)
+    tableKeys.set(
+      catalog,
+      (key = JSON.stringify(catalog.tables.map((t) => [t.schema, t.name, t.kind]))),
+    );
+  return key;
 }
 
 const logins = new WeakMap<Session, LoginNames>();
@@ -63,13 +82,55 @@ export function namesChanged(services: object): void {
 
 /**
  * The default search_path (pg_settings.reset_val: postgresql.conf, then ALTER DATABASE/ROLE ...
- * SET) and every relation of home named like a table of the catalog, in one round trip.
+ * SET), home's schemas, every relation of home named like a table of the catalog or a view below,
+ * and home's views that read tables of the catalog (`$2`: their `[schema, name]` pairs), through
+ * other views too, and nothing only home has: their queries (pg_get_viewdef with only pg_catalog
+ * on the search_path, so every name is qualified and means the same under any path; the setting is
+ * local to the statement's transaction, and `s.p` in the expression makes it come first), whether
+ * they read a sharded table (`$3`), row-level security, the role's SELECT right. One round trip.
  */
-const LOGIN_SQL = `select (select reset_val from pg_settings where name = 'search_path'),
-  (select coalesce(json_agg(nspname), '[]') from pg_namespace),
-  (select coalesce(json_agg(json_build_array(n.nspname, c.relname)), '[]')
-     from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where c.relname = any($1::text[]) and c.relkind in ('r', 'p', 'v', 'm', 'f'))`;
+const LOGIN_SQL = `with recursive s as materialized (
+    select pg_catalog.set_config('search_path', 'pg_catalog', true) as p),
+  catalog_tables as (
+    select x->>0 as nspname, x->>1 as relname, (x->>2)::bool as sharded
+      from pg_catalog.json_array_elements($2::pg_catalog.json) x),
+  deps(view, rel) as (
+    select r.ev_class, d.refobjid from pg_catalog.pg_rewrite r
+      join pg_catalog.pg_depend d on d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+       and d.objid = r.oid and d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+       and d.refobjid <> r.ev_class
+      join pg_catalog.pg_class v on v.oid = r.ev_class and v.relkind = 'v'
+      join pg_catalog.pg_namespace n on n.oid = v.relnamespace
+     where n.nspname not in ('pg_catalog', 'information_schema')
+    union
+    select deps.view, d.refobjid from deps
+      join pg_catalog.pg_rewrite r on r.ev_class = deps.rel
+      join pg_catalog.pg_depend d on d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+       and d.objid = r.oid and d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+       and d.refobjid <> r.ev_class),
+  views as (
+    select deps.view, pg_catalog.bool_or(t.sharded) as sharded,
+           pg_catalog.bool_or(t.relname is null and c.relkind <> 'v') as other,
+           pg_catalog.bool_or(c.relrowsecurity) as rls
+      from deps join pg_catalog.pg_class c on c.oid = deps.rel
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      left join catalog_tables t on t.nspname = n.nspname and t.relname = c.relname
+     group by deps.view having pg_catalog.bool_or(t.relname is not null)),
+  names as (
+    select pg_catalog.unnest($1::text[]) as relname
+    union select c.relname from views v join pg_catalog.pg_class c on c.oid = v.view)
+select (select reset_val from pg_catalog.pg_settings where name = 'search_path'),
+  (select coalesce(pg_catalog.json_agg(nspname), '[]') from pg_catalog.pg_namespace),
+  (select coalesce(pg_catalog.json_agg(pg_catalog.json_build_array(n.nspname, c.relname)), '[]')
+     from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+    where c.relname in (select relname from names) and c.relkind in ('r', 'p', 'v', 'm', 'f')),
+  (select coalesce(pg_catalog.json_agg(pg_catalog.json_build_array(n.nspname, c.relname,
+            case when s.p is not null then pg_catalog.pg_get_viewdef(c.oid) end, v.sharded, v.rls,
+            pg_catalog.has_table_privilege(c.oid, 'SELECT'),
+            pg_catalog.has_any_column_privilege(c.oid, 'SELECT'))), '[]')
+     from views v join pg_catalog.pg_class c on c.oid = v.view
+     join pg_catalog.pg_namespace n on n.oid = c.relnamespace, s
+    where not v.other)`;
 
 /** Learns the session's login facts on `backend` (home, logged in as the client's role). */
 export async function learnLoginNames(
@@ -81,7 +142,12 @@ export async function learnLoginNames(
 ): Promise<void> {
   const generation = generationOf(s.services).n;
   const names = [...new Set(catalog.tables.map((t) => t.name))];
-  const rows = await queryText(backend, LOGIN_SQL, [arrayLiteral(names)], timeoutMs);
+  const tables = JSON.stringify(
+    catalog.tables
+      .filter((t) => t.kind !== 'global')
+      .map((t) => [t.schema, t.name, t.kind === 'sharded']),
+  );
+  const rows = await queryText(backend, LOGIN_SQL, [arrayLiteral(names), tables], timeoutMs);
   const row = rows[0];
   if (row === undefined) throw new Error('the login name lookup returned no row');
   const defaultPath = parseSearchPath(row[0] ?? '') ?? DEFAULT;
@@ -93,8 +159,24 @@ export async function learnLoginNames(
   // The role's default path is the one of the client's login, as in Postgres: an ALTER ROLE
   // ... SET made since applies to later logins only.
   const path = logins.get(s)?.defaultPath ?? defaultPath;
-  const home = homeRelations(schemas, names, found);
-  logins.set(s, { defaultPath: path, home, generation, part });
+  const home = homeRelations(schemas, names, found, viewFacts(row[3]));
+  logins.set(s, { defaultPath: path, home, generation, part, tables: tablesKey(catalog) });
+}
+
+type ViewRow = [string, string, string | null, boolean, boolean | null, boolean, boolean];
+
+function viewFacts(json: string | null | undefined): ViewFact[] {
+  return (JSON.parse(json ?? '[]') as ViewRow[]).map(
+    ([schema, name, query, sharded, rls, whole, columns]) => ({
+      schema,
+      name,
+      // pg_get_viewdef ends the query with a semicolon.
+      query: (query ?? '').trim().replace(/;$/, ''),
+      sharded,
+      rowSecurity: rls === true,
+      select: whole ? 'view' : columns ? 'columns' : 'none',
+    }),
+  );
 }
 
 /** `analyses` are about to run: if one is DDL that can add or remove a name, note it. */
@@ -193,12 +275,13 @@ export function refreshNames(s: Session): Promise<void> | undefined {
   const n = generationOf(s.services).n;
   const catalog = s.services.catalog();
   if (catalog === undefined) return undefined;
+  const current = login.generation === n && login.tables === tablesKey(catalog);
   if (s.inTransaction()) {
     const part = homePart(s, catalog.home);
-    if (login.generation === n && (login.part === undefined || login.part === part)) return;
+    if (current && (login.part === undefined || login.part === part)) return;
     return part === undefined ? undefined : refreshInTransaction(s, catalog, part);
   }
-  if (login.generation === n && login.part === undefined) return undefined;
+  if (current && login.part === undefined) return undefined;
   const timeoutMs = s.services.config.acquireTimeoutMs;
   const pool = s.services.pools.pool(catalog, catalog.home, s.database, s.user);
   return pool.acquire(timeoutMs, s.passThrough).then(

@@ -39,9 +39,9 @@ export class RawClient {
   }
 
   /** Connects and logs in as postgres (trust): returns once ReadyForQuery arrived. */
-  static async login(port: number): Promise<RawClient> {
+  static async login(port: number, database = 'postgres'): Promise<RawClient> {
     const c = await RawClient.open(port);
-    c.send(writeStartupMessage(new Writer(), { user: 'postgres', database: 'postgres' }).flush());
+    c.send(writeStartupMessage(new Writer(), { user: 'postgres', database }).flush());
     await c.until((f) => f.code === BackendCode.ReadyForQuery);
     return c;
   }

@@ -13,6 +13,7 @@ import { planSetOperation } from './set-operation.js';
 import { checkOuterJoins, checkStatementShape, checkTables } from './scope.js';
 import { planRows } from './rows.js';
 import { planAggregate } from './aggregate.js';
+import { overSubquery } from './outer.js';
 import { TRANSACTION_TIME_PLACEHOLDER, rewriteTransactionTime } from './transaction-time.js';
 
 function isAggregating(s: SelectStmt): boolean {
@@ -117,6 +118,13 @@ function isLocal(s: SelectStmt, catalog: PlannerCatalog): boolean {
   }
 }
 
+/** A subquery planned as a read of its own (its rows merged at the router). */
+function planInner(sub: SelectStmt, catalog: PlannerCatalog, options: PlanOptions): PlannedSelect {
+  const inner = analyzeNode({ SelectStmt: sub }, '', 0);
+  if (inner.kind !== 'select') refuse('only SELECT can be planned as a read across nodes');
+  return planSelect(sub, inner, catalog, options);
+}
+
 function planSelect(
   s: SelectStmt,
   analysis: SelectAnalysis,
@@ -145,10 +153,14 @@ function planSelect(
   const count = nested ? countOverSubquery(s) : undefined;
   if (count !== undefined && !isLocal(count.sub, catalog)) {
     // The subquery's rows are merged at the router (DISTINCT, GROUP BY, LIMIT...), then counted.
-    const inner = analyzeNode({ SelectStmt: count.sub }, '', 0);
-    if (inner.kind !== 'select') refuse('only SELECT can be planned as a read across nodes');
-    const planned = planSelect(count.sub, inner, catalog, options);
+    const planned = planInner(count.sub, catalog, options);
     return { ...planned, root: { kind: 'count_rows', input: planned.root, name: count.name } };
+  }
+  const over = nested ? overSubquery(s) : undefined;
+  if (over !== undefined && !isLocal(over.sub, catalog)) {
+    // A view over sharded tables read as its definition: the subquery merged, then the rest.
+    const planned = planInner(over.sub, catalog, options);
+    return { ...planned, root: over.wrap(planned.root, catalog) };
   }
   if (nested && hasNestedQueries(s)) {
     checkStatementShape(s, analysis, true);

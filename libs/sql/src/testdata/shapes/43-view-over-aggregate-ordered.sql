@@ -1,0 +1,1 @@
+select * from (select x, count(*) as n, sum(y) as total from t group by x) v order by x

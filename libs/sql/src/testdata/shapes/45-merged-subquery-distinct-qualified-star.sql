@@ -1,0 +1,1 @@
+select v.* from (select distinct y from t) v order by y desc

@@ -1,0 +1,1 @@
+select n as m from (select x, count(*) as n from t group by x) v
