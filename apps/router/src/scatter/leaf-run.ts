@@ -1,9 +1,9 @@
 // One node's part of a read across nodes: sends the leaf statement on a backend and turns the
 // node's answer into the executor's LeafStream (RowDescription, DataRows, CommandComplete; an
-// ErrorResponse is thrown as the node's own error). Streams with backpressure: while the executor
-// does not pull, the backend socket is paused. When abandoned early, the query is cancelled and the
-// backend drained to ReadyForQuery so it goes back to its pool clean; inside a transaction block a
-// cancel would fail the node's transaction, so there the rest of the answer is read and dropped.
+// ErrorResponse is thrown as the node's own error), with backpressure (execute/node-stream.ts).
+// When abandoned early, the query is cancelled and the backend drained to ReadyForQuery so it goes
+// back to its pool clean; inside a transaction block a cancel would fail the node's transaction,
+// so there the rest of the answer is read and dropped.
 // Paged (a cursor): the leaf is a named portal fetched a page at a time (Execute with a row limit,
 // then Flush), so it can stop between pages, and leave its backend free for other statements of
 // the session while the client does not fetch: no cancel, no Sync until it ends.
@@ -17,21 +17,16 @@ import {
   writeExecute,
   decodeCommandComplete,
   decodeDataRow,
-  decodeErrorResponse,
   decodeReadyForQuery,
   decodeRowDescription,
 } from '@tessera/pg-wire';
 import type { LeafMessage } from '@tessera/merge';
 import { RouterError, SQLSTATE } from '../errors.js';
-import { BackendError, type Backend, type BackendSink } from '../pool/backend.js';
+import type { Backend } from '../pool/backend.js';
+import { NodeStream } from '../execute/node-stream.js';
 
 /** Rows queued before the node's socket is paused, and the mark at which it resumes. */
-const HIGH_ROWS = 512;
-const LOW_ROWS = 128;
-/** How long a cancelled node may take to reach ReadyForQuery before its connection is closed. */
-const DRAIN_TIMEOUT_MS = 10_000;
-
-type Item = LeafMessage | { readonly kind: 'error'; readonly error: Error };
+const MARKS = { high: 512, low: 128, what: 'read across nodes' } as const;
 
 /**
  * A leaf read as a named portal, `rows` at a time. `held`: the leaf statement is `DECLARE portal
@@ -43,30 +38,16 @@ export interface Paging {
   readonly held?: boolean;
 }
 
-export class LeafRun implements AsyncIterable<LeafMessage> {
+export class LeafRun extends NodeStream<LeafMessage> {
   /** DataRows received (EXPLAIN ANALYZE). */
   rows = 0;
   /** Time from start to the node's CommandComplete, ms (EXPLAIN ANALYZE). */
   elapsedMs: number | undefined;
-  /** Resolves once the backend is idle at ReadyForQuery (or dead): it may be reused or released. */
-  readonly settled: Promise<void>;
-  private settle!: () => void;
-  private readonly queue: Item[] = [];
-  private wake: (() => void) | undefined;
-  private quietLeft: number;
-  /** CommandComplete or ErrorResponse seen: the node's statement is over. */
-  private answered = false;
-  private ready = false;
-  private paused = false;
-  private abandoned = false;
-  private iterated = false;
   private startedMs = 0;
-  /** Paged: a page was asked for and has not ended (PortalSuspended, CommandComplete, error). */
-  private inFlight = false;
   /** Paged: the portal is suspended and no page is asked for; the backend is free meanwhile. */
   private parked = false;
   /** Its answer is the one the backend reads now (false while parked or queued behind another). */
-  private reading = false;
+  private readingNow = false;
   /** Held: the DECLARE has not been answered yet. */
   private declaring: boolean;
 
@@ -77,64 +58,55 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
    * `paging`: the leaf statement binds this portal and executes its first page, then Flush.
    */
   constructor(
-    readonly backend: Backend,
-    private readonly messages: readonly Buffer[],
+    backend: Backend,
+    messages: readonly Buffer[],
     quiet: number,
     private readonly cancellable = true,
     readonly paging?: Paging,
   ) {
-    this.quietLeft = quiet;
+    super(backend, messages, quiet, MARKS);
     this.declaring = paging?.held === true;
-    this.settled = new Promise<void>((resolve) => (this.settle = resolve));
   }
 
-  start(): void {
+  override start(): void {
     this.startedMs = performance.now();
-    if (this.backend.dead) {
-      this.fail(new Error('the connection closed'));
-      return;
-    }
-    this.backend.attach(this.sink);
-    this.backend.write(this.messages);
-    this.inFlight = this.paging !== undefined && !this.declaring;
+    super.start();
   }
 
-  private readonly sink: BackendSink = {
-    onReadable: () => {
-      this.reading = true;
-      try {
-        for (let f = this.backend.nextFrame(); f; f = this.backend.nextFrame()) {
-          this.handle(f.code, f.body);
-          // Done, parked or queued again: what follows is another statement's (Backend hands it on).
-          if (this.ready || !this.reading) break;
-        }
-      } catch (e) {
-        this.backend.destroy('protocol error from node');
-        this.fail(e as Error);
-        return;
-      }
-      if (!this.paused && !this.ready && !this.paging && this.queue.length >= HIGH_ROWS) {
-        this.paused = true;
-        this.backend.pause();
-      }
-      this.notify();
-    },
-    onClosed: (_b, error) => this.fail(error),
-  };
+  protected override onReadable(): void {
+    this.readingNow = true;
+    super.onReadable();
+  }
 
-  private handle(code: number, body: Buffer): void {
-    if (this.quietLeft > 0) {
-      if (code === BackendCode.ReadyForQuery) {
-        this.backend.status = decodeReadyForQuery(body);
-        this.quietLeft--;
-      }
-      return;
-    }
+  protected override reading(): boolean {
+    return this.readingNow;
+  }
+
+  protected override pausesSocket(): boolean {
+    return this.paging === undefined;
+  }
+
+  protected override detachSelf(): void {
+    if (this.paging !== undefined) this.backend.detach(this.sink);
+    else this.backend.detach();
+  }
+
+  /** Paged: a page in flight ends first (pageEnded closes the portal); a parked one ends now. */
+  protected override stop(): void {
+    if (this.parked) this.endPages(true);
+    else if (this.cancellable && this.paging === undefined) super.stop();
+  }
+
+  /** Paged: the next page once the merge has read most of this one (or waits for more). */
+  protected override pulled(left: number, waiting: boolean): void {
+    if (this.parked && (waiting || left <= MARKS.low)) this.nextPage();
+  }
+
+  protected handle(code: number, body: Buffer): void {
     if (this.declaring) return this.declared(code, body);
     switch (code) {
       case BackendCode.RowDescription:
-        this.push({ kind: 'RowDescription', fields: decodeRowDescription(body) });
-        return;
+        return this.push({ kind: 'RowDescription', fields: decodeRowDescription(body) });
       case BackendCode.DataRow:
         this.rows++;
         // One copy per row: the values then hold no reference to the socket's chunk, so rows kept
@@ -146,24 +118,20 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
         this.answered = true;
         this.elapsedMs = performance.now() - this.startedMs;
         this.push({ kind: 'CommandComplete', tag: decodeCommandComplete(body) });
-        this.endPages(true);
-        return;
+        return this.endPages(true);
       case BackendCode.ErrorResponse:
-        this.answered = true;
-        this.push({ kind: 'error', error: new BackendError(decodeErrorResponse(body)) });
-        this.endPages(false);
-        return;
+        this.nodeError(body);
+        return this.endPages(false);
       case BackendCode.PortalSuspended:
-        this.pageEnded();
-        return;
+        return this.pageEnded();
       case BackendCode.EmptyQueryResponse:
         this.answered = true;
-        this.push({ kind: 'error', error: new RouterError(SQLSTATE.internalError, 'empty leaf') });
-        return;
+        return this.push({
+          kind: 'error',
+          error: new RouterError(SQLSTATE.internalError, 'empty leaf'),
+        });
       case BackendCode.ReadyForQuery:
-        this.backend.status = decodeReadyForQuery(body);
-        this.finish();
-        return;
+        return this.readyForQuery(body);
       default:
         // ParseComplete, BindComplete, NoData, notices, ParameterStatus: nothing for the merge.
         return;
@@ -174,16 +142,12 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
 
   /** Held: the DECLARE's answer; once it is in, the portal's columns and first page. */
   private declared(code: number, body: Buffer): void {
-    if (code === BackendCode.ErrorResponse) {
-      this.answered = true;
-      this.push({ kind: 'error', error: new BackendError(decodeErrorResponse(body)) });
-    }
+    if (code === BackendCode.ErrorResponse) this.nodeError(body);
     if (code !== BackendCode.ReadyForQuery) return;
-    this.backend.status = decodeReadyForQuery(body);
     this.declaring = false;
-    if (this.answered) return this.finish();
+    if (this.answered) return this.readyForQuery(body);
+    this.backend.status = decodeReadyForQuery(body);
     const p = this.paging!;
-    this.inFlight = true;
     this.send([
       writeDescribe(new Writer(p.portal.length + 16), 'P', p.portal).flush(),
       writeExecute(new Writer(p.portal.length + 16), p.portal, p.rows).flush(),
@@ -192,29 +156,26 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
   }
 
   /**
-   * A page ended with the portal suspended: parked until the merge pulls again (next() asks for
+   * A page ended with the portal suspended: parked until the merge pulls again (pulled() asks for
    * the next page then), so a page is only ever asked for while the session reads this leaf and
    * the backend is free for the session's other statements in between; or the end.
    */
   private pageEnded(): void {
-    this.inFlight = false;
     if (this.abandoned) return this.endPages(true);
     this.parked = true;
-    this.reading = false;
+    this.readingNow = false;
     this.backend.detach(this.sink);
   }
 
   private nextPage(): void {
     const p = this.paging!;
     this.parked = false;
-    this.inFlight = true;
     this.send([writeExecute(new Writer(p.portal.length + 16), p.portal, p.rows).flush(), FLUSH]);
   }
 
   /** The portal is done with (closed if `close`) and the extended cycle ends with a Sync. */
   private endPages(close: boolean): void {
     if (this.paging === undefined) return;
-    this.inFlight = false;
     this.parked = false;
     const messages = [SYNC];
     if (close) messages.unshift(writeClose(new Writer(64), 'P', this.paging.portal).flush());
@@ -228,103 +189,7 @@ export class LeafRun implements AsyncIterable<LeafMessage> {
    */
   private send(messages: Buffer[]): void {
     this.backend.detach(this.sink);
-    this.reading = this.backend.attach(this.sink);
+    this.readingNow = this.backend.attach(this.sink);
     this.backend.write(messages);
-  }
-
-  private push(item: Item): void {
-    if (!this.abandoned) this.queue.push(item);
-  }
-
-  private notify(): void {
-    const w = this.wake;
-    this.wake = undefined;
-    w?.();
-  }
-
-  private finish(): void {
-    if (this.ready) return;
-    this.ready = true;
-    if (this.paging) this.backend.detach(this.sink);
-    else this.backend.detach();
-    if (this.paused) {
-      this.paused = false;
-      this.backend.resume();
-    }
-    this.notify();
-    // A cancel sent for this statement must have reached the node before the backend is reused.
-    void (this.cancelled ?? Promise.resolve()).then(() => this.settle());
-  }
-
-  private fail(error: Error): void {
-    if (this.ready) return;
-    this.ready = true;
-    this.answered = true;
-    this.backend.detach();
-    this.push({
-      kind: 'error',
-      error:
-        error instanceof RouterError || error instanceof BackendError
-          ? error
-          : new RouterError(
-              SQLSTATE.connectionFailure,
-              `the connection to node "${this.backend.target.node}" was lost: ${error.message}`,
-            ),
-    });
-    this.notify();
-    this.settle();
-  }
-
-  private cancelled: Promise<void> | undefined;
-
-  /**
-   * The executor no longer needs this node: drop what is queued, cancel the statement if it still
-   * runs (and may be cancelled), and read on to ReadyForQuery (`settled`). Idempotent.
-   */
-  abandon(): void {
-    if (this.abandoned) return;
-    this.abandoned = true;
-    this.queue.length = 0;
-    if (this.paused) {
-      this.paused = false;
-      this.backend.resume();
-    }
-    if (this.ready) return;
-    // Paged: a page in flight ends first (pageEnded closes the portal); a parked one ends now.
-    if (this.parked) this.endPages(true);
-    else if (!this.answered && this.cancellable && !this.paging)
-      this.cancelled = this.backend.sendCancel();
-    const timer = setTimeout(() => {
-      if (!this.ready) this.backend.destroy('a cancelled read across nodes did not end in time');
-    }, DRAIN_TIMEOUT_MS);
-    void this.settled.then(() => clearTimeout(timer));
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<LeafMessage> {
-    if (this.iterated) throw new Error('a leaf stream is read once');
-    this.iterated = true;
-    return {
-      next: async (): Promise<IteratorResult<LeafMessage>> => {
-        for (;;) {
-          const item = this.queue.shift();
-          if (item !== undefined) {
-            if (this.paused && this.queue.length <= LOW_ROWS) {
-              this.paused = false;
-              this.backend.resume();
-            }
-            if (this.parked && this.queue.length <= LOW_ROWS) this.nextPage();
-            if (item.kind === 'error') throw item.error;
-            return { value: item, done: false };
-          }
-          if (this.ready || this.abandoned) return { value: undefined, done: true };
-          if (this.parked) this.nextPage();
-          await new Promise<void>((resolve) => (this.wake = resolve));
-        }
-      },
-      return: async (): Promise<IteratorResult<LeafMessage>> => {
-        this.abandon();
-        return { value: undefined, done: true };
-      },
-    };
   }
 }
