@@ -45,7 +45,12 @@ function countOverSubquery(s: SelectStmt): { sub: SelectStmt; name: string } | u
   const sub = from.RangeSubselect.subquery;
   if (from.RangeSubselect.lateral === true || sub === undefined || !('SelectStmt' in sub))
     return undefined;
-  const plain =
+  return onlyListAndFrom(s) ? { sub: sub.SelectStmt, name: outputName(only.ResTarget) } : undefined;
+}
+
+/** A SELECT of its target list and FROM alone: no WHERE, grouping, ordering, limit, CTE or lock. */
+function onlyListAndFrom(s: SelectStmt): boolean {
+  return (
     s.whereClause === undefined &&
     (s.groupClause?.length ?? 0) === 0 &&
     s.havingClause === undefined &&
@@ -55,8 +60,8 @@ function countOverSubquery(s: SelectStmt): { sub: SelectStmt; name: string } | u
     (s.distinctClause?.length ?? 0) === 0 &&
     s.withClause === undefined &&
     (s.lockingClause?.length ?? 0) === 0 &&
-    (s.windowClause?.length ?? 0) === 0;
-  return plain ? { sub: sub.SelectStmt, name: outputName(only.ResTarget) } : undefined;
+    (s.windowClause?.length ?? 0) === 0
+  );
 }
 
 /**
@@ -91,21 +96,12 @@ function existsOverSubquery(
   return { sub: limited, name: outputName(only.ResTarget), exists };
 }
 
-/** A SELECT of its target list alone: no FROM, WHERE, grouping, ordering, limit, CTE or lock. */
+/** A SELECT of its target list alone (no FROM, no set operation, nothing else). */
 function onlyTargets(s: SelectStmt): boolean {
   return (
     (s.fromClause?.length ?? 0) === 0 &&
-    s.whereClause === undefined &&
-    (s.groupClause?.length ?? 0) === 0 &&
-    s.havingClause === undefined &&
-    (s.sortClause?.length ?? 0) === 0 &&
-    s.limitCount === undefined &&
-    s.limitOffset === undefined &&
-    (s.distinctClause?.length ?? 0) === 0 &&
-    s.withClause === undefined &&
-    (s.lockingClause?.length ?? 0) === 0 &&
-    (s.windowClause?.length ?? 0) === 0 &&
-    (s.op ?? 'SETOP_NONE') === 'SETOP_NONE'
+    (s.op ?? 'SETOP_NONE') === 'SETOP_NONE' &&
+    onlyListAndFrom(s)
   );
 }
 
