@@ -5,7 +5,7 @@
 // session's names then), the sizes measured before its batch runs (sequences/prefill.ts).
 import type { Analysis } from '@tessera/sql';
 import type { Snapshot } from '@tessera/keyspace';
-import { namedSnapshot, namesOf } from '../routing/names.js';
+import { namedSnapshot } from '../routing/names.js';
 import { StatementRecord } from '../statement/prepared.js';
 import { callsSizes, fencesHidden, sizesMeasured } from './catalog-reads.js';
 import { sessionNames } from './names.js';
@@ -52,8 +52,14 @@ export function rewriteQuery(
   return done(texts as string[]);
 }
 
-/** Per prepared statement: its rewritten copy, for the names it was made under. */
-const records = new WeakMap<StatementRecord, { names: string; rec: StatementRecord | undefined }>();
+/**
+ * Per prepared statement: its rewritten copy, for the named snapshot (epoch and names, one object
+ * per pair: routing/names.ts) it was made under.
+ */
+const records = new WeakMap<
+  StatementRecord,
+  { catalog: Snapshot; rec: StatementRecord | undefined }
+>();
 
 /**
  * The copy of a prepared statement a Bind or Describe uses, its views and fences rewritten under
@@ -64,15 +70,14 @@ export function rewrittenRecord(s: Session, rec: StatementRecord): StatementReco
   const catalog = named(s);
   const a = rec.analysis;
   if (catalog === undefined || a === undefined) return undefined;
-  const names = `${catalog.epoch}\0${namesOf(catalog).key}`;
   const hit = records.get(rec);
-  if (hit !== undefined && hit.names === names) return hit.rec;
+  if (hit !== undefined && hit.catalog === catalog) return hit.rec;
   const text = rewrittenNow(catalog, a);
   const made =
     text === a.sql
       ? undefined
       : new StatementRecord(rec.name, text, rec.paramTypes, s.services.cache.get(text));
-  records.set(rec, { names, rec: made });
+  records.set(rec, { catalog, rec: made });
   return made;
 }
 
