@@ -33,6 +33,8 @@ interface LoginNames {
 }
 
 const tableKeys = new WeakMap<Snapshot, string>();
+/** One string object per distinct key, so that every statement compares them by identity. */
+const internedKeys = new Map<string, string>();
 
 /**
  * The catalog's declared tables and their kinds: when they change (a table declared, or made
@@ -40,11 +42,15 @@ const tableKeys = new WeakMap<Snapshot, string>();
  */
 function tablesKey(catalog: Snapshot): string {
   let key = tableKeys.get(catalog);
-  if (key === undefined)
-    tableKeys.set(
-      catalog,
-      (key = JSON.stringify(catalog.tables.map((t) => [t.schema, t.name, t.kind]))),
-    );
+  if (key === undefined) {
+    const made = JSON.stringify(catalog.tables.map((t) => [t.schema, t.name, t.kind]));
+    key = internedKeys.get(made);
+    if (key === undefined) {
+      if (internedKeys.size >= 64) internedKeys.clear();
+      internedKeys.set(made, (key = made));
+    }
+    tableKeys.set(catalog, key);
+  }
   return key;
 }
 
