@@ -48,6 +48,8 @@ const METRICS: Metric[] = [
   { key: 'otherP99DuringMs', label: 'others p99 during ms', digits: 1 },
   { key: 'otherP99AfterMs', label: 'others p99 after ms', digits: 1 },
   { key: 'clientErrors', label: 'client errors', digits: 0 },
+  { key: 'copyStartS', label: 'copy start s', digits: 2 },
+  { key: 'copiedS', label: 'rows copied s', digits: 2 },
   { key: 'copyS', label: 'copy s', digits: 2 },
   { key: 'syncS', label: 'sync s', digits: 2 },
   { key: 'verifyS', label: 'verify s', digits: 2 },
@@ -67,6 +69,7 @@ interface Sample {
 class Load {
   readonly samples: Sample[] = [];
   movingKeys: number[] = [];
+  /** Keys outside the moving range (set per action: a key of the range moved next is not one). */
   otherKeys: number[] = [];
   private stopped = false;
   private readonly loops: Promise<void>[] = [];
@@ -125,14 +128,22 @@ class Load {
   }
 }
 
-async function keysOf(cl: MoveCluster, r: Range, limit = SAMPLE_KEYS): Promise<number[]> {
+interface Key {
+  id: number;
+  hash: bigint;
+}
+
+async function keysOf(cl: MoveCluster, r: Range, limit = SAMPLE_KEYS): Promise<Key[]> {
   const node = cl.base.byName.get(r.owner) ?? cl.base.home;
-  const rows = await node.query<{ id: string }>(
-    `select id::text from accounts where hashint8extended(id, 0) between $1 and $2 order by random() limit ${limit}`,
+  const rows = await node.query<{ id: string; h: string }>(
+    `select id::text, hashint8extended(id, 0)::text as h from accounts
+      where hashint8extended(id, 0) between $1 and $2 order by random() limit ${limit}`,
     [r.lo.toString(), r.hi.toString()],
   );
-  return rows.map((x) => Number(x.id));
+  return rows.map((x) => ({ id: Number(x.id), hash: BigInt(x.h) }));
 }
+
+const inRange = (k: Key, r: Range) => k.hash >= r.lo && k.hash <= r.hi;
 
 const FINAL = new Set([JobState.DONE, JobState.FAILED, JobState.CANCELLED, JobState.VERIFY_FAILED]);
 
@@ -176,6 +187,8 @@ const p = (xs: number[], q: number) => (xs.length === 0 ? null : percentile(xs, 
 
 interface ActionResult {
   values: Record<string, number | null>;
+  /** Latencies (ms) of statements on the other ranges before the job and during its freeze. */
+  others: { before: number[]; during: number[] };
   events: { label: string; atMs: number }[];
   errors: string[];
 }
@@ -183,11 +196,14 @@ interface ActionResult {
 async function measureAction(
   cl: MoveCluster,
   load: Load,
+  sample: readonly Key[],
   name: string,
   moving: Range,
   req: { kind: string; spec: object; steps: string[] },
 ): Promise<ActionResult> {
-  load.movingKeys = await keysOf(cl, moving);
+  load.movingKeys = (await keysOf(cl, moving)).map((k) => k.id);
+  // A key of the moving range is not one of "the other ranges" whose latency must stay flat.
+  load.otherKeys = sample.filter((k) => !inRange(k, moving)).map((k) => k.id);
   await new Promise((r) => setTimeout(r, QUIET_S * 1000));
   const t0 = Date.now();
   const { job, moves } = await runJob(cl, req);
@@ -235,6 +251,8 @@ async function measureAction(
       otherP99DuringMs: frozen > 0 ? p(others(frozen, released), 99) : null,
       otherP99AfterMs: p(others(t1, t1 + QUIET_S * 1000), 99),
       clientErrors: errors.length,
+      copyStartS: copy['startSeconds'] ?? null,
+      copiedS: copy['copiedSeconds'] ?? null,
       copyS: seconds('copy'),
       syncS: seconds('sync'),
       verifyS: seconds('verify'),
@@ -248,6 +266,10 @@ async function measureAction(
       jobId: Number(job.id),
     },
     events,
+    others: {
+      before: others(t0 - QUIET_S * 1000, t0),
+      during: frozen > 0 ? others(frozen, released) : [],
+    },
     errors: [...new Set(errors.map((e) => e.error!.slice(0, 120)))].slice(0, 5),
   };
 }
@@ -288,10 +310,12 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
   const measurements: Measurement[] = [];
   const events: { label: string; atS: number }[] = [];
   const errorsSeen: string[] = [];
+  const pooled = { before: [] as number[], during: [] as number[] };
   let loadStartMs = 0;
   try {
     const cat = await cl.base.catalog.getCatalog({});
-    load.otherKeys = (await Promise.all(cat.ranges.map((r) => keysOf(cl, r, 500)))).flat();
+    const sample = (await Promise.all(cat.ranges.map((r) => keysOf(cl, r, 500)))).flat();
+    load.otherKeys = sample.map((k) => k.id);
     loadStartMs = Date.now();
     await load.start();
     ctx.log(
@@ -368,7 +392,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
         const moving = await a.moving();
         const req = await a.req();
         ctx.log(`round ${round}/${opts.rounds}: ${a.name} ${JSON.stringify(req.spec)}`);
-        const res = await measureAction(cl, load, a.name, moving, req);
+        const res = await measureAction(cl, load, sample, a.name, moving, req);
         measurements.push({ round, group: a.name, target: 'router', values: res.values });
         for (const e of res.events)
           events.push({
@@ -376,6 +400,8 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
             atS: (e.atMs - loadStartMs) / 1000,
           });
         errorsSeen.push(...res.errors);
+        for (const ms of res.others.before) pooled.before.push(ms);
+        for (const ms of res.others.during) pooled.during.push(ms);
         const v = res.values;
         ctx.log(
           `  copy ${formatValue(v['copyRowsPerS'], 0)} rows/s, freeze-to-release ${formatValue(v['pauseMs'], 1)} ms, held p99 ${formatValue(v['heldP99Ms'], 1)} ms (max ${formatValue(v['heldMaxMs'], 1)}, ${v['heldStatements']} statements), others p99 ${formatValue(v['otherP99BeforeMs'], 1)}/${formatValue(v['otherP99DuringMs'], 1)}/${formatValue(v['otherP99AfterMs'], 1)} ms, ${v['clientErrors']} client errors, ${formatValue(v['totalS'], 1)} s`,
@@ -388,7 +414,7 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
     await cl.stop();
   }
   const summary = summarize(measurements, METRICS);
-  const checks = judge(measurements);
+  const checks = judge(measurements, pooled);
   return {
     suite: 'move',
     title: 'Tessera online moves under load',
@@ -433,7 +459,15 @@ async function run(ctx: SuiteContext): Promise<SuiteResult> {
   };
 }
 
-function judge(ms: readonly Measurement[]): CheckResult[] {
+/**
+ * The other ranges' target compares p99s over every cutover of the run pooled: one freeze lasts
+ * 25-45 ms, so a single window holds about 100 statements and its "p99" is its slowest one or two.
+ * The worst single window's ratio is given beside it.
+ */
+function judge(
+  ms: readonly Measurement[],
+  others: { before: number[]; during: number[] },
+): CheckResult[] {
   const all = (k: string) =>
     ms.map((m) => m.values[k]).filter((v): v is number => typeof v === 'number');
   const errors = all('clientErrors').reduce((a, b) => a + b, 0);
@@ -445,7 +479,11 @@ function judge(ms: readonly Measurement[]): CheckResult[] {
       (x): x is readonly [number, number] => typeof x[0] === 'number' && typeof x[1] === 'number',
     )
     .map(([b, d]) => d / b);
-  const ratio = ratios.length ? Math.max(...ratios) : null;
+  const worst = ratios.length ? Math.max(...ratios) : null;
+  const ratio =
+    others.before.length > 0 && others.during.length > 0
+      ? percentile(others.during, 99) / percentile(others.before, 99)
+      : null;
   const copy = Math.min(...all('copyRowsPerS'));
   return [
     {
@@ -469,7 +507,7 @@ function judge(ms: readonly Measurement[]): CheckResult[] {
       detail:
         ratio === null
           ? 'not enough statements in the cutover windows'
-          : `worst ratio ${formatValue(ratio, 2)}x`,
+          : `${formatValue(ratio, 2)}x over all cutovers (p99 ${formatValue(percentile(others.during, 99), 1)} ms of ${others.during.length} statements during the freezes, ${formatValue(percentile(others.before, 99), 1)} ms of ${others.before.length} before the jobs); worst single cutover ${formatValue(worst, 2)}x`,
     },
     {
       name: `copy at least ${TARGET_COPY_ROWS_PER_S} rows/s`,
@@ -486,7 +524,8 @@ function notes(checks: readonly CheckResult[], errors: readonly string[]): strin
     `Targets (issue 16), this run: ${checks.map((c) => `${c.ok ? 'PASS' : 'FAIL'} ${c.name} (${c.detail})`).join('; ')}.`,
     'Held time = the latency of writes to the moving range that started between the freeze and the release commits. The router holds such writes (its Held decision) until the release; a router without it sends them to the old owner, whose narrowed fence refuses them (23514), or to the new owner once it has the flipped catalog: client errors, and no hold.',
     'Freeze to release is measured by the mover, from the freeze commit to the release commit; its parts (router acks of the freeze, fence swap and writers, marker, snapshots, flip and its acks) are in the JSON (freezeAckMs, writersMs, markerMs, flipAckMs).',
-    `Others p99: statements on the ranges not moving, ${QUIET_S} s before the job, during the freeze, ${QUIET_S} s after it.`,
+    `Others p99: statements on the ranges not moving (keys sampled from every range, less the moving one), ${QUIET_S} s before the job, during the freeze, ${QUIET_S} s after it. The target is judged on the statements of every cutover of the run pooled (a freeze of 25-45 ms holds about 100 statements, whose p99 is their slowest one or two); the worst single cutover's ratio is given beside it.`,
+    "Copy: rows/s and MB/s over the copy step (subscription created to every table ready); copy start s = until the first table sync worker began, rows copied s = until every table's rows were copied (the rest is the apply worker catching the tables up and marking them ready).",
     'The mover runs with --catchup-budget-ms 50 (the default is 20): on this shared 2-core machine, marker round trips of 20 ms three times in a row are rare under load.',
     ...(errors.length > 0
       ? [`Client errors seen (first kinds): ${errors.slice(0, 5).join(' | ')}`]

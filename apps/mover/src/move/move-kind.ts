@@ -101,6 +101,8 @@ async function runMove(rt: JobRuntime): Promise<Outcome> {
         rows: c.rows,
         bytes: c.bytes,
         seconds: c.seconds,
+        copiedSeconds: c.copiedSeconds,
+        startSeconds: c.startSeconds,
         rowsPerSec: c.seconds > 0 ? Math.round(c.rows / c.seconds) : null,
       };
     });

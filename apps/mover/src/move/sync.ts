@@ -25,17 +25,32 @@ async function checkSlot(ctx: MoveCtx, name: string, database: string): Promise<
   return lag.lagBytes;
 }
 
-export async function copy(
-  ctx: MoveCtx,
-): Promise<{ rows: number; bytes: number; seconds: number }> {
+export interface CopyResult {
+  rows: number;
+  bytes: number;
+  /** Until every table was ready (state 'r'): the step's whole time. */
+  seconds: number;
+  /** Until every table's rows were copied (states 'f', 's' or 'r'); the rest is the apply
+   * worker catching the tables up and marking them ready, streaming like the sync step. */
+  copiedSeconds: number;
+  /** Until the first table sync worker began copying (worker start-up). */
+  startSeconds: number;
+}
+
+export async function copy(ctx: MoveCtx): Promise<CopyResult> {
   const { rt, plan } = ctx;
   const start = Date.now();
+  const since = () => (Date.now() - start) / 1000;
+  let startSeconds: number | undefined;
+  let copiedSeconds: number | undefined;
   let lastReport = 0;
   let counted = 0;
   const totalRows = plan.rows;
   for (;;) {
     rt.checkpoint();
     let done = true;
+    let copied = true;
+    let begun = false;
     let rows = 0;
     let bytes = 0;
     for (const db of ctx.dbs) {
@@ -62,15 +77,18 @@ export async function copy(
       const tables = plan.databases[db.index]!.tables;
       for (const st of s.states) {
         if (st.state !== 'r') done = false;
+        if (st.state !== 'i') begun = true;
         if (st.state === 'r' || st.state === 's' || st.state === 'f') {
           const t = tables[oids.indexOf(st.relid)];
           rows += t?.rows ?? 0;
           bytes += t?.bytes ?? 0;
-        }
+        } else copied = false;
       }
       rows += progress.rows;
       bytes += progress.bytes;
     }
+    if (begun) startSeconds ??= since();
+    if (copied) copiedSeconds ??= since();
     if (rows > counted) {
       rt.metrics.rowsCopied.inc({ keyspace: plan.keyspace }, rows - counted);
       counted = rows;
@@ -80,9 +98,15 @@ export async function copy(
       await rt.report('copy', { progress: { rows, totalRows, bytes, totalBytes: plan.bytes } });
     }
     if (done) {
-      const seconds = (Date.now() - start) / 1000;
+      const seconds = since();
       rt.metrics.bytesCopied.inc({ keyspace: plan.keyspace }, plan.bytes);
-      return { rows: totalRows, bytes: plan.bytes, seconds };
+      return {
+        rows: totalRows,
+        bytes: plan.bytes,
+        seconds,
+        copiedSeconds: copiedSeconds ?? seconds,
+        startSeconds: startSeconds ?? seconds,
+      };
     }
     if (Date.now() - start > rt.config.syncTimeoutMs)
       throw new JobFailed(
