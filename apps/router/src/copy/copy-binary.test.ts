@@ -208,6 +208,12 @@ describe('BinaryCopyJoiner', () => {
     cut.push(stream(tuple(int8(1n))).subarray(0, 24));
     assert.throws(() => cut.nextStream(), /middle of a tuple/);
   });
+
+  test('a field length below -1 is an error, not a field of no bytes', () => {
+    const bad = Buffer.from([0, 1, 0xff, 0xff, 0xff, 0xfe]);
+    const joiner = new BinaryCopyJoiner(() => undefined);
+    assert.throws(() => joiner.push(Buffer.concat([BINARY_HEADER, bad])), /below -1/);
+  });
 });
 
 describe('ByteQueue', () => {

@@ -36,6 +36,74 @@ export interface BinarySplitEvents {
 
 type State = 'header' | 'extension' | 'tuples' | 'trailer' | 'broken' | 'rest';
 
+type Scan =
+  | { kind: 'more' }
+  | { kind: 'malformed' }
+  | { kind: 'trailer'; bytes: Buffer }
+  | { kind: 'tuple'; bytes: Buffer; key: Buffer | null };
+
+const MORE: Scan = { kind: 'more' };
+const MALFORMED: Scan = { kind: 'malformed' };
+
+/**
+ * Reads a binary COPY stream's tuples off a queue one at a time, across pushes: a tuple is taken
+ * only once all of it is there ('more' until then). Malformed: a field count other than
+ * `fieldCount` (when given) or a field length below -1; its bytes stay in the queue.
+ */
+class TupleScanner {
+  #fieldsLeft = -1;
+  #count = 0;
+  #scanned = 0;
+  #keyAt = -1;
+  #keyLength = -1;
+
+  constructor(
+    private readonly q: ByteQueue,
+    private readonly fieldCount?: number,
+    /** The field whose bytes come back as `key` (-1: none). */
+    private readonly keyIndex = -1,
+  ) {}
+
+  /** Part of a tuple has been read. */
+  get inTuple(): boolean {
+    return this.#fieldsLeft >= 0;
+  }
+
+  next(): Scan {
+    const q = this.q;
+    if (this.#fieldsLeft < 0) {
+      if (q.length < 2) return MORE;
+      const count = q.int16At(0);
+      if (count === -1) return { kind: 'trailer', bytes: q.take(2) };
+      if (this.fieldCount !== undefined && count !== this.fieldCount) return MALFORMED;
+      this.#fieldsLeft = this.#count = count;
+      this.#scanned = 2;
+      this.#keyAt = this.#keyLength = -1;
+    }
+    while (this.#fieldsLeft > 0) {
+      if (q.length < this.#scanned + 4) return MORE;
+      const length = q.int32At(this.#scanned);
+      if (length < -1) {
+        this.#fieldsLeft = -1;
+        return MALFORMED;
+      }
+      const size = 4 + Math.max(length, 0);
+      if (q.length < this.#scanned + size) return MORE;
+      if (this.#count - this.#fieldsLeft === this.keyIndex) {
+        this.#keyAt = this.#scanned + 4;
+        this.#keyLength = length;
+      }
+      this.#scanned += size;
+      this.#fieldsLeft--;
+    }
+    this.#fieldsLeft = -1;
+    const bytes = q.take(this.#scanned);
+    const key =
+      this.#keyLength < 0 ? null : bytes.subarray(this.#keyAt, this.#keyAt + this.#keyLength);
+    return { kind: 'tuple', bytes, key };
+  }
+}
+
 /**
  * Feed it CopyData payloads with push(), then end() at CopyDone. `fieldCount`: the COPY's
  * columns; `keyIndex`: the key's place among them.
@@ -46,16 +114,15 @@ export class BinaryCopySplitter {
   private extensionLeft = 0;
   private line = 0;
   /** Scan of the tuple at the queue's head: bytes known so far, fields still to read. */
-  private scanned = 0;
-  private fieldsLeft = -1;
-  private keyAt = -1;
-  private keyLength = -1;
+  private readonly tuples: TupleScanner;
 
   constructor(
-    private readonly fieldCount: number,
-    private readonly keyIndex: number,
+    fieldCount: number,
+    keyIndex: number,
     private readonly on: BinarySplitEvents,
-  ) {}
+  ) {
+    this.tuples = new TupleScanner(this.q, fieldCount, keyIndex);
+  }
 
   push(data: Buffer): void {
     if (data.length === 0) return;
@@ -122,56 +189,27 @@ export class BinaryCopySplitter {
 
   /** One tuple (or the trailer) if all of it is here; false when more bytes are needed. */
   private tuple(): boolean {
-    const q = this.q;
-    if (this.fieldsLeft < 0) {
-      if (q.length < 2) return false;
-      const count = q.int16At(0);
-      if (count === -1) {
+    const t = this.tuples.next();
+    switch (t.kind) {
+      case 'more':
+        return false;
+      case 'trailer':
         this.line++;
-        this.on.all(q.take(2));
+        this.on.all(t.bytes);
         this.state = 'trailer';
         return true;
-      }
-      if (count !== this.fieldCount) {
+      case 'malformed':
         this.line++;
-        this.state = 'rest';
-        this.toRest(q.take(q.length), this.line);
+        this.toRest(this.q.take(this.q.length), this.line);
         return false;
-      }
-      this.fieldsLeft = count;
-      this.scanned = 2;
-      this.keyAt = -1;
-      this.keyLength = -1;
-    }
-    while (this.fieldsLeft > 0) {
-      if (q.length < this.scanned + 4) return false;
-      const length = q.int32At(this.scanned);
-      if (length < -1) {
+      case 'tuple':
         this.line++;
-        this.state = 'rest';
-        this.fieldsLeft = -1;
-        this.toRest(q.take(q.length), this.line);
-        return false;
-      }
-      const size = 4 + Math.max(length, 0);
-      if (q.length < this.scanned + size) return false;
-      if (this.fieldCount - this.fieldsLeft === this.keyIndex) {
-        this.keyAt = this.scanned + 4;
-        this.keyLength = length;
-      }
-      this.scanned += size;
-      this.fieldsLeft--;
+        if (!this.on.tuple(t.bytes, t.key, this.line)) {
+          this.toRest(Buffer.concat([t.bytes, this.q.take(this.q.length)]), this.line);
+          return false;
+        }
+        return true;
     }
-    const bytes = q.take(this.scanned);
-    this.fieldsLeft = -1;
-    this.line++;
-    const key = this.keyLength < 0 ? null : bytes.subarray(this.keyAt, this.keyAt + this.keyLength);
-    if (!this.on.tuple(bytes, key, this.line)) {
-      this.state = 'rest';
-      this.toRest(Buffer.concat([bytes, q.take(q.length)]), this.line);
-      return false;
-    }
-    return true;
   }
 
   private restStarted = false;
@@ -198,14 +236,13 @@ export class BinaryCopyJoiner {
   private extensionLeft = -1;
   private sentHeader = false;
   private ended = false;
-  private fieldsLeft = -1;
-  private scanned = 0;
+  private readonly tuples = new TupleScanner(this.q);
 
   constructor(private readonly out: (bytes: Buffer) => void) {}
 
   /** A new node's stream starts: its header is dropped (the first one's was sent). */
   nextStream(): void {
-    if (this.q.length > 0 || (this.fieldsLeft >= 0 && !this.ended))
+    if (this.q.length > 0 || (this.tuples.inTuple && !this.ended))
       throw new BinaryCopyError('a node ended its binary COPY in the middle of a tuple');
     this.headerLeft = FIXED_HEADER_BYTES;
     this.extensionLeft = -1;
@@ -240,28 +277,19 @@ export class BinaryCopyJoiner {
   }
 
   private tuple(): boolean {
-    const q = this.q;
-    if (this.fieldsLeft < 0) {
-      if (q.length < 2) return false;
-      const count = q.int16At(0);
-      if (count === -1) {
-        q.take(2);
+    const t = this.tuples.next();
+    switch (t.kind) {
+      case 'more':
+        return false;
+      case 'malformed':
+        throw new BinaryCopyError('a node sent a binary COPY tuple with a field length below -1');
+      case 'trailer':
         this.ended = true;
         return true;
-      }
-      this.fieldsLeft = count;
-      this.scanned = 2;
+      case 'tuple':
+        this.emit(t.bytes);
+        return true;
     }
-    while (this.fieldsLeft > 0) {
-      if (q.length < this.scanned + 4) return false;
-      const size = 4 + Math.max(q.int32At(this.scanned), 0);
-      if (q.length < this.scanned + size) return false;
-      this.scanned += size;
-      this.fieldsLeft--;
-    }
-    this.emit(q.take(this.scanned));
-    this.fieldsLeft = -1;
-    return true;
   }
 
   private emit(payload: Buffer): void {
@@ -272,7 +300,7 @@ export class BinaryCopyJoiner {
 
   /** Every node's stream is done: the header (if no node sent one) and the one trailer. */
   end(): void {
-    if (this.q.length > 0 || this.fieldsLeft >= 0)
+    if (this.q.length > 0 || this.tuples.inTuple)
       throw new BinaryCopyError('a node ended its binary COPY in the middle of a tuple');
     if (!this.sentHeader) this.header = BINARY_HEADER;
     this.emit(BINARY_TRAILER);
