@@ -5,8 +5,9 @@
 import type { FuncCall, Node } from 'libpg-query';
 import { parseStatements } from './parser.js';
 import { SqlError, SQLSTATE_FEATURE_NOT_SUPPORTED } from './errors.js';
-import { deparseNode, deparseStatement } from './plan/deparse.js';
-import { PlanRefusal, clone } from './plan/nodes.js';
+import { deparseNode } from './plan/deparse.js';
+import { clone } from './plan/nodes.js';
+import { expressionNode, rebuiltSql } from './rewrite-tree.js';
 
 /**
  * For a call of `name` (unqualified or in pg_catalog) with these arguments (as SQL text), the
@@ -25,14 +26,6 @@ function callName(f: FuncCall): string | undefined {
   const parts = (f.funcname ?? []).map((n) => ('String' in n ? n.String.sval : undefined));
   if (parts.length === 1) return parts[0];
   return parts.length === 2 && parts[0] === 'pg_catalog' ? parts[1] : undefined;
-}
-
-function expression(sql: string): Node {
-  const stmt = parseStatements(`SELECT ${sql}`)[0]?.node;
-  const target = stmt && 'SelectStmt' in stmt ? stmt.SelectStmt.targetList?.[0] : undefined;
-  const val = target !== undefined && 'ResTarget' in target ? target.ResTarget.val : undefined;
-  if (val === undefined) throw new Error(`not an expression: ${sql}`);
-  return val;
 }
 
 class Replacer {
@@ -55,7 +48,7 @@ class Replacer {
         const text = this.replacementOf(name, args);
         if (text !== undefined) {
           this.changed = true;
-          return expression(text);
+          return expressionNode(text);
         }
       }
     }
@@ -79,10 +72,5 @@ export function replaceCalls(
   const r = new Replacer(names, replacementOf);
   const tree = r.node(clone(stmts[0]!.node)) as Node;
   if (!r.changed) return sql;
-  try {
-    return deparseStatement(tree);
-  } catch (e) {
-    if (e instanceof PlanRefusal) refuseCalls('this statement');
-    throw e;
-  }
+  return rebuiltSql(tree, () => refuseCalls('this statement'));
 }

@@ -5,8 +5,9 @@
 import type { ColumnRef, Node, RangeVar, ResTarget } from 'libpg-query';
 import { parseStatements } from './parser.js';
 import { SqlError, SQLSTATE_FEATURE_NOT_SUPPORTED } from './errors.js';
-import { deparseStatement } from './plan/deparse.js';
-import { PlanRefusal, clone } from './plan/nodes.js';
+import { clone } from './plan/nodes.js';
+import { quoteIdent } from './quote.js';
+import { expressionNode, rebuiltSql } from './rewrite-tree.js';
 
 export interface ColumnTarget {
   /** The relation, in pg_catalog (found qualified or not). */
@@ -15,17 +16,6 @@ export interface ColumnTarget {
   /** The expression to read instead, given the relation's name in the query (quoted). */
   readonly expression: (qualifier: string) => string;
 }
-
-function expression(sql: string): Node {
-  const stmt = parseStatements(`SELECT ${sql}`)[0]?.node;
-  const target = stmt && 'SelectStmt' in stmt ? stmt.SelectStmt.targetList?.[0] : undefined;
-  const val = target !== undefined && 'ResTarget' in target ? target.ResTarget.val : undefined;
-  if (val === undefined) throw new Error(`not an expression: ${sql}`);
-  return val;
-}
-
-const quote = (name: string): string =>
-  /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
 
 class ColumnReplacer {
   changed = false;
@@ -68,7 +58,7 @@ class ColumnReplacer {
       const q = this.reads(o['ColumnRef'] as ColumnRef, scope);
       if (q !== undefined) {
         this.changed = true;
-        return expression(this.t.expression(quote(q)));
+        return expressionNode(this.t.expression(quoteIdent(q)));
       }
       return o;
     }
@@ -113,14 +103,10 @@ export function replaceColumn(sql: string, t: ColumnTarget): string {
   const r = new ColumnReplacer(t);
   const tree = r.node(clone(stmts[0]!.node), []) as Node;
   if (!r.changed) return sql;
-  try {
-    return deparseStatement(tree);
-  } catch (e) {
-    if (e instanceof PlanRefusal)
-      throw new SqlError(
-        SQLSTATE_FEATURE_NOT_SUPPORTED,
-        `this statement reading ${t.relation}.${t.column} could not be rewritten by the router`,
-      );
-    throw e;
-  }
+  return rebuiltSql(tree, () => {
+    throw new SqlError(
+      SQLSTATE_FEATURE_NOT_SUPPORTED,
+      `this statement reading ${t.relation}.${t.column} could not be rewritten by the router`,
+    );
+  });
 }

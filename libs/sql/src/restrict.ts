@@ -7,8 +7,8 @@ import type { ColumnRef, Node, RangeVar } from 'libpg-query';
 import { parseStatements } from './parser.js';
 import { quoteIdent } from './quote.js';
 import { SqlError, SQLSTATE_FEATURE_NOT_SUPPORTED } from './errors.js';
-import { deparseStatement } from './plan/deparse.js';
-import { PlanRefusal, clone, walk } from './plan/nodes.js';
+import { clone, walk } from './plan/nodes.js';
+import { expressionNode, rebuiltSql } from './rewrite-tree.js';
 
 /**
  * For a table reference as written (schema undefined when unqualified), the ownership predicate
@@ -25,13 +25,6 @@ function refuseRestrict(what: string): never {
     SQLSTATE_FEATURE_NOT_SUPPORTED,
     `${what} cannot be restricted to the rows each node owns while a range of its keyspace moves`,
   );
-}
-
-function expression(sql: string): Node {
-  const stmt = parseStatements(`SELECT 1 WHERE ${sql}`)[0]?.node;
-  const where = stmt && 'SelectStmt' in stmt ? stmt.SelectStmt.whereClause : undefined;
-  if (where === undefined) throw new Error(`not a boolean expression: ${sql}`);
-  return where;
 }
 
 class Restrictor {
@@ -65,7 +58,7 @@ class Restrictor {
     const select = parseStatements(`SELECT ${columns} FROM tessera_restricted`)[0]!.node;
     if (!('SelectStmt' in select)) throw new Error('unreachable');
     select.SelectStmt.fromClause = [{ RangeVar: table }];
-    select.SelectStmt.whereClause = expression(pred(undefined));
+    select.SelectStmt.whereClause = expressionNode(pred(undefined));
     this.changed = true;
     return {
       RangeSubselect: {
@@ -81,7 +74,7 @@ class Restrictor {
     if (rv === undefined) return;
     const pred = this.restriction(rv);
     if (pred === undefined) return;
-    const owned = expression(pred(quoteIdent(rv.alias?.aliasname ?? rv.relname ?? '')));
+    const owned = expressionNode(pred(quoteIdent(rv.alias?.aliasname ?? rv.relname ?? '')));
     const where = body.whereClause;
     // The grammar flattens `a AND b AND c` into one AND: so must we, or the text reads back otherwise.
     if (where === undefined) body.whereClause = owned;
@@ -196,10 +189,5 @@ export function restrictTables(
   if (!r.changed) return sql;
   // A subquery has no system columns: `ctid` would fail there although the table has one.
   if (!keep && system.names.length > 0) refuseRestrict('a statement naming a system column');
-  try {
-    return deparseStatement(tree);
-  } catch (e) {
-    if (e instanceof PlanRefusal) refuseRestrict('this statement');
-    throw e;
-  }
+  return rebuiltSql(tree, () => refuseRestrict('this statement'));
 }
