@@ -5,14 +5,17 @@
 // SELECT's rows (one node's, generate_series, unnest of parameters) go through the router.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
-import { KeyType } from '@tessera/proto';
-import { startPostgres, type PgServer } from '@tessera/testkit';
-import { startTestCluster, type TestCluster } from './testing/cluster.js';
+import type pg from 'pg';
+import type { TestCluster } from './testing/cluster.js';
+import {
+  ORDERS_CLUSTER,
+  startDifferentialPair,
+  type DifferentialPair,
+} from './testing/differential.js';
 import { keysByNode } from './testing/keys.js';
 
+let pair: DifferentialPair;
 let c: TestCluster;
-let plain: PgServer;
 let viaRouter: pg.Client;
 let direct: pg.Client;
 
@@ -24,34 +27,11 @@ const DDL = [
 ];
 
 before(async () => {
-  [c, plain] = await Promise.all([
-    startTestCluster({
-      keyspaces: [
-        { name: 'tenants', keyType: KeyType.BIGINT, ranges: 4, seed: 0n },
-        { name: 'ki', keyType: KeyType.INT, ranges: 4, seed: 5n },
-      ],
-      tables: [
-        { name: 'orders', kind: 'sharded', keyspace: 'tenants', keyColumn: 'tenant_id' },
-        { name: 'items', kind: 'sharded', keyspace: 'tenants', keyColumn: 'tenant_id' },
-        { name: 'counters', kind: 'sharded', keyspace: 'ki', keyColumn: 'k' },
-        { name: 'countries', kind: 'reference' },
-      ],
-    }),
-    startPostgres({ name: 'insert-select-plain' }),
-  ]);
-  viaRouter = new pg.Client({ connectionString: c.url() });
-  await viaRouter.connect();
-  direct = await plain.connect();
-  for (const sql of DDL) {
-    await viaRouter.query(sql);
-    await direct.query(sql);
-  }
+  pair = await startDifferentialPair(ORDERS_CLUSTER, 'insert-select-plain', DDL);
+  ({ cluster: c, viaRouter, direct } = pair);
 });
 after(async () => {
-  await viaRouter?.end();
-  await direct?.end();
-  await c?.dispose();
-  await plain?.dispose();
+  await pair?.dispose();
 });
 
 beforeEach(async () => {

@@ -8,11 +8,12 @@
 // reference tables) through node-postgres, and the Describe of such statements.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
+import type pg from 'pg';
 import { KeyType } from '@tessera/proto';
-import { startPostgres, type PgServer } from '@tessera/testkit';
+import type { PgServer } from '@tessera/testkit';
 import { BackendCode, Writer, writeQuery } from '@tessera/pg-wire';
-import { startTestCluster, type TestCluster } from './testing/cluster.js';
+import type { TestCluster } from './testing/cluster.js';
+import { startDifferentialPair, type DifferentialPair } from './testing/differential.js';
 import { keysByNode, metricSum } from './testing/keys.js';
 import { RawClient } from './testing/raw-client.js';
 import {
@@ -23,6 +24,7 @@ import {
   type PipeStatement,
 } from './testing/pipeline.js';
 
+let pair: DifferentialPair;
 let c: TestCluster;
 let plain: PgServer;
 let viaRouter: pg.Client;
@@ -38,35 +40,27 @@ const DDL = [
 ];
 
 before(async () => {
-  [c, plain] = await Promise.all([
-    startTestCluster({
+  pair = await startDifferentialPair(
+    {
       dataNodes: 3,
       keyspaces: [{ name: 'tenants', keyType: KeyType.BIGINT, ranges: 6, seed: 0n }],
       tables: [
         { name: 'orders', kind: 'sharded', keyspace: 'tenants', keyColumn: 'tenant_id' },
         { name: 'countries', kind: 'reference' },
       ],
-    }),
-    startPostgres({ name: 'pipelines-plain' }),
-  ]);
+    },
+    'pipelines-plain',
+    DDL,
+  );
+  ({ cluster: c, plain, viaRouter, direct } = pair);
   const keys = keysByNode(c.router, 'orders');
   assert.deepEqual([...keys.keys()].sort(), ['data1', 'data2', 'data3']);
   const at = (node: string, i: number): number => keys.get(node)![i]!;
   k = [at('data1', 0), at('data2', 0), at('data3', 0)];
   k2 = [at('data1', 1), at('data2', 1), at('data3', 1)];
-  viaRouter = new pg.Client({ connectionString: c.url() });
-  await viaRouter.connect();
-  direct = await plain.connect();
-  for (const sql of DDL) {
-    await viaRouter.query(sql);
-    await direct.query(sql);
-  }
 });
 after(async () => {
-  await viaRouter?.end();
-  await direct?.end();
-  await c?.dispose();
-  await plain?.dispose();
+  await pair?.dispose();
 });
 
 /** Both sides back to the same rows: one order per node, two countries. */

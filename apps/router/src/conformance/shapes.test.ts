@@ -6,10 +6,13 @@
 // statement invalid in several places reports.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
-import { KeyType } from '@tessera/proto';
-import { startPostgres, type PgServer } from '@tessera/testkit';
-import { startTestCluster, type TestCluster } from '../testing/cluster.js';
+import type pg from 'pg';
+import type { TestCluster } from '../testing/cluster.js';
+import {
+  ORDERS_CLUSTER,
+  startDifferentialPair,
+  type DifferentialPair,
+} from '../testing/differential.js';
 import { describeOutcome, judge, runQuery, type Outcome } from '../testing/oracle/compare.js';
 
 const DDL = [
@@ -43,41 +46,18 @@ function loadRows(): string[] {
   ];
 }
 
+let pair: DifferentialPair;
 let c: TestCluster;
-let plainServer: PgServer;
 let viaRouter: pg.Client;
 let plain: pg.Client;
 
 before(async () => {
-  [c, plainServer] = await Promise.all([
-    startTestCluster({
-      keyspaces: [
-        { name: 'tenants', keyType: KeyType.BIGINT, ranges: 4, seed: 0n },
-        { name: 'ki', keyType: KeyType.INT, ranges: 4, seed: 5n },
-      ],
-      tables: [
-        { name: 'orders', kind: 'sharded', keyspace: 'tenants', keyColumn: 'tenant_id' },
-        { name: 'items', kind: 'sharded', keyspace: 'tenants', keyColumn: 'tenant_id' },
-        { name: 'counters', kind: 'sharded', keyspace: 'ki', keyColumn: 'k' },
-        { name: 'countries', kind: 'reference' },
-      ],
-    }),
-    startPostgres({ name: 'shapes-plain' }),
-  ]);
-  viaRouter = new pg.Client({ connectionString: c.url() });
-  plain = await plainServer.connect();
-  await viaRouter.connect();
-  for (const sql of [...DDL, ...loadRows()]) {
-    await plain.query(sql);
-    await viaRouter.query(sql);
-  }
+  pair = await startDifferentialPair(ORDERS_CLUSTER, 'shapes-plain', [...DDL, ...loadRows()]);
+  ({ cluster: c, viaRouter, direct: plain } = pair);
 });
 
 after(async () => {
-  await viaRouter?.end();
-  await plain?.end();
-  await c?.dispose();
-  await plainServer?.dispose();
+  await pair?.dispose();
 });
 
 async function routeCounts(): Promise<Map<string, number>> {
