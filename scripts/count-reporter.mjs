@@ -1,4 +1,6 @@
-// A Node test reporter that writes only {"passed":N,"failed":N,"skipped":N} for the root summary.
+// A Node test reporter that writes {"passed":N,"failed":N,"skipped":N} for the root summary: a
+// line with the counts so far after every test, so the last line is right even when the runner
+// exits at once after the last test (--test-force-exit) and never reaches the end of its stream.
 export default async function* countReporter(source) {
   const counts = { passed: 0, failed: 0, skipped: 0 };
   for await (const event of source) {
@@ -7,6 +9,7 @@ export default async function* countReporter(source) {
       if (event.data.skip || event.data.todo) counts.skipped++;
       else counts.passed++;
     } else if (event.type === 'test:fail') counts.failed++;
+    else continue;
+    yield JSON.stringify(counts) + '\n';
   }
-  yield JSON.stringify(counts) + '\n';
 }

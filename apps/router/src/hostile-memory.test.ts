@@ -73,8 +73,11 @@ before(async () => {
       '--auth',
       'scram',
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TESSERA_LOG_LEVEL: 'info' } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TESSERA_LOG_LEVEL: 'info' } },
   );
+  // Its stderr is forwarded, not inherited: a process left running must not hold the test
+  // runner's output open (which keeps the runner waiting with nothing printed).
+  child.stderr!.pipe(process.stderr);
   // The router logs its bound address once listening; then wait for the catalog.
   const lines = createInterface({ input: child.stdout! });
   lines.on('line', (line) => logLines.push(line));

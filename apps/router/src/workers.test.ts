@@ -56,8 +56,11 @@ async function spawnRouter(): Promise<void> {
       ...['--metrics-port', String(metricsPort), '--pool-size', '20'],
       ...['--coordinator', c.coordinator.address, '--router-id', 'workers-test'],
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TESSERA_LOG_LEVEL: 'info' } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TESSERA_LOG_LEVEL: 'info' } },
   );
+  // Its stderr is forwarded, not inherited: a process left running must not hold the test
+  // runner's output open (which keeps the runner waiting with nothing printed).
+  router.stderr!.pipe(process.stderr);
   const serving = new Promise<void>((resolve, reject) => {
     createInterface({ input: router.stdout! }).on('line', (line) => {
       if (line.includes('router workers serving')) resolve();

@@ -43,8 +43,11 @@ export async function spawnCoordinatorProcess(
   const child = spawn(
     process.execPath,
     [...opts.entry, ...flags, ...(opts.args ?? []), '--log-level', 'info'],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: opts.env ?? process.env },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env },
   );
+  // Its stderr is forwarded, not inherited: a process left running must not hold the test
+  // runner's output open (which keeps the runner waiting with nothing printed).
+  child.stderr!.pipe(process.stderr);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const { listening, whenActive } = watchLog(child, exited);
   const address = await Promise.race([

@@ -58,8 +58,11 @@ function runChild(spec: ChildSpec): ChildRun {
   const child = spawn(
     process.execPath,
     ['--conditions=development', '--import', 'tsx', CHILD, JSON.stringify(spec)],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
+    { stdio: ['pipe', 'pipe', 'pipe'] },
   );
+  // Its stderr is forwarded, not inherited: a process left running must not hold the test
+  // runner's output open (which keeps the runner waiting with nothing printed).
+  child.stderr!.pipe(process.stderr);
   const lines: string[] = [];
   const waiters: { prefix: string; resolve: (l: string) => void }[] = [];
   createInterface({ input: child.stdout }).on('line', (line) => {

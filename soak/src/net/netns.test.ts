@@ -39,7 +39,8 @@ test('namespaces, links, a partition per peer and its heal', { skip }, async () 
     '-e',
     `require('net').createServer((s)=>s.end()).listen(7777,'${home.address}',()=>console.log('up'))`,
   ]);
-  const server = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  server.stderr.pipe(process.stderr);
   try {
     await new Promise((resolve) => server.stdout.once('data', resolve));
     assert.equal(reaches(undefined, home.address, 7777), 'open', 'the harness reaches the node');

@@ -68,8 +68,11 @@ export function spawnMover(opts: {
       '0',
       ...(opts.extraArgs ?? []),
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'], env },
+    { stdio: ['ignore', 'pipe', 'pipe'], env },
   );
+  // Its stderr is forwarded, not inherited: a process left running must not hold the test
+  // runner's output open (which keeps the runner waiting with nothing printed).
+  child.stderr!.pipe(process.stderr);
   const log: MoverProcess['log'] = [];
   const exited = new Promise<NodeJS.Signals | null>((resolve) =>
     child.once('exit', (_code, signal) => resolve(signal)),

@@ -36,8 +36,11 @@ export async function spawnRouter(coordinator: string, routerId: string): Promis
       '--router-id',
       routerId,
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TESSERA_LOG_LEVEL: 'info' } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TESSERA_LOG_LEVEL: 'info' } },
   );
+  // Its stderr is forwarded, not inherited: a process left running must not hold the test
+  // runner's output open (which keeps the runner waiting with nothing printed).
+  child.stderr!.pipe(process.stderr);
   const exited = new Promise((r) => child.once('exit', r));
   const kill = async (): Promise<void> => {
     child.kill('SIGCONT');

@@ -36,10 +36,13 @@ function spawnService(main: string, args: string[], env: NodeJS.ProcessEnv): Ser
     process.execPath,
     ['--conditions=development', '--import', 'tsx', main, ...args],
     {
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
       env,
     },
   );
+  // Its stderr is forwarded, not inherited: a process left running must not hold the test
+  // runner's output open (which keeps the runner waiting with nothing printed).
+  child.stderr!.pipe(process.stderr);
   const log: LogEntry[] = [];
   const waiters: { prefix: string; resolve: (e: LogEntry) => void }[] = [];
   const exited = new Promise<NodeJS.Signals | null>((resolve) =>
