@@ -127,27 +127,26 @@ export function formatOf(clientFormats: readonly number[], i: number): number {
 }
 
 /**
- * The last step: each column in the format the client asked for. A column the router holds as text
- * (a value it computed, or a node's text) is encoded as the type's send function would; one it
- * cannot encode exactly is refused before any row is sent. An unknown format code fails the first
- * row, as Postgres's printtup does (a result without rows never sees it).
+ * Each column in the format the client asked for. A column the router holds as text (a value it
+ * computed, or a node's text) is encoded as the type's send function would; one it cannot encode
+ * exactly is refused here, before any row is sent. An unknown format code fails the first row, as
+ * Postgres's printtup does (a result without rows never sees it).
  */
-export class ClientFormatSource implements RowSource {
+export class ClientFormats {
+  /** The columns as the client is told of them (RowDescription). */
   readonly fields: readonly FieldDescription[];
-  private readonly input: RowSource;
   private readonly encoders: readonly (Encoder | undefined)[];
   private readonly badCode: number | undefined;
 
-  constructor(input: RowSource, clientFormats: readonly number[]) {
-    this.input = input;
-    const n = input.fields.length;
+  constructor(input: readonly FieldDescription[], clientFormats: readonly number[]) {
+    const n = input.length;
     if (clientFormats.length > 1 && clientFormats.length !== n) throw formatCount(clientFormats, n);
-    this.fields = input.fields.map((f, i) => {
+    this.fields = input.map((f, i) => {
       const format = formatOf(clientFormats, i);
       return format === f.format ? f : { ...f, format };
     });
     this.badCode = this.fields.find((f) => f.format !== 0 && f.format !== 1)?.format;
-    this.encoders = input.fields.map((f, i) => {
+    this.encoders = input.map((f, i) => {
       const want = this.fields[i]?.format;
       if (want === f.format || this.badCode !== undefined) return undefined;
       const encoder = want === 1 ? binaryEncoder(f.typeOid) : undefined;
@@ -159,9 +158,13 @@ export class ClientFormatSource implements RowSource {
     });
   }
 
-  async next(): Promise<Row | undefined> {
-    const row = await this.input.next();
-    if (row === undefined) return undefined;
+  /** Whether rows go out as they come (every column already in the client's format). */
+  get unchanged(): boolean {
+    return this.badCode === undefined && this.encoders.every((e) => e === undefined);
+  }
+
+  /** `row` in the client's formats. */
+  row(row: Row): Row {
     if (this.badCode !== undefined)
       throw new MergeError(
         SQLSTATE_INVALID_PARAMETER_VALUE,
@@ -171,6 +174,24 @@ export class ClientFormatSource implements RowSource {
       const encode = this.encoders[i];
       return v === null || encode === undefined ? v : encode(v);
     });
+  }
+}
+
+/** The last step of a read across nodes: its rows in the client's formats (ClientFormats). */
+export class ClientFormatSource implements RowSource {
+  readonly fields: readonly FieldDescription[];
+  private readonly input: RowSource;
+  private readonly formats: ClientFormats;
+
+  constructor(input: RowSource, clientFormats: readonly number[]) {
+    this.input = input;
+    this.formats = new ClientFormats(input.fields, clientFormats);
+    this.fields = this.formats.fields;
+  }
+
+  async next(): Promise<Row | undefined> {
+    const row = await this.input.next();
+    return row === undefined ? undefined : this.formats.row(row);
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,7 @@
 // Public surface of @tessera/merge: executing a multi-node read plan (from @tessera/sql's
 // planRead) over per-node result streams, with Postgres's exact comparison and aggregate semantics.
 export { executeReadPlan } from './execute.js';
-export { leafResultFormats, formatOf } from './formats.js';
+export { leafResultFormats, formatOf, ClientFormats } from './formats.js';
 export { mergeReturning } from './returning.js';
 export type { ReturningPart } from './returning.js';
 export {

@@ -28,7 +28,7 @@ import {
   type SessionStateChange,
 } from '@tessera/sql';
 import type { Statement } from '../statement/statement.js';
-import type { RouterPortal } from '../statement/portal.js';
+import { portalResultFormats, type RouterPortal } from '../statement/portal.js';
 import { acquire, acquisition, pipelinableRead } from './acquire.js';
 import { QUERY_LANE } from '../pool/pool.js';
 import { runCopySplit } from './copy-split.js';
@@ -205,8 +205,7 @@ function queryLane(stmt: Statement, via: Via): string | undefined {
 const cursorOut = (via: Via): CursorOut => ({
   rowDescription: via.kind === 'query' || (via.kind === 'portal' && via.portal.describe),
   described: via.kind === 'portal' && via.portal.describe,
-  formats:
-    via.kind === 'portal' ? (via.portal.bound?.resultFormats ?? via.portal.bind.resultFormats) : [],
+  formats: via.kind === 'portal' ? portalResultFormats(via.portal) : [],
 });
 
 /** `run` counts as running under `epoch` until it settles. */

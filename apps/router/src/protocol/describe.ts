@@ -34,7 +34,7 @@ import type { Analysis } from '@tessera/sql';
 import type { Route } from '../routing/route-types.js';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
-import type { RouterPortal } from '../statement/portal.js';
+import { portalResultFormats, type RouterPortal } from '../statement/portal.js';
 import { prepareOn, statementNamed, StatementRecord } from '../statement/prepared.js';
 import { cursorDescription, cursorNode, describeCursorPortal } from '../scatter/cursor-wire.js';
 import { admitNow } from './admission.js';
@@ -67,7 +67,8 @@ export function describe(b: Batch, m: InMsg, next: InMsg | undefined): Promise<v
     return onNode(b, m, node);
   }
   // FETCH from a cursor the router runs: the cursor's columns.
-  const fetched = p.kind === 'several' ? cursorDescription(b.s, p.analysis) : undefined;
+  const fetched =
+    p.kind === 'several' ? cursorDescription(b.s, p.analysis, portalResultFormats(p)) : undefined;
   if (fetched !== undefined) return void b.synth(fetched);
   const scatter = p.kind === 'several' && p.decision.route.kind === 'scatter';
   if (p.kind === 'local' || (!scatter && p.bound === undefined)) return void b.synth(NO_DATA);

@@ -13,6 +13,7 @@ import {
 } from '@tessera/pg-wire';
 import type { Analysis, UtilityAnalysis } from '@tessera/sql';
 import type { Snapshot } from '@tessera/keyspace';
+import { ClientFormats } from '@tessera/merge';
 import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import type { ScatterRoute } from '../routing/route-types.js';
 import type { OpenCursor, Session } from '../session/session.js';
@@ -142,26 +143,33 @@ export async function onCursor(s: Session, a: Analysis, out: CursorOut): Promise
       'a cursor over a read across nodes fetches forward only (FETCH [FORWARD] n, NEXT or ALL)',
     );
   const move = a.command === 'move';
-  if (!move && out.formats.some((f) => f !== 0))
-    throw unsupported(
-      'FETCH in binary format from a cursor over a read across nodes is not supported',
-    );
+  // The cursor's rows are text (its DECLARE's); a FETCH's Bind may ask for binary (pgx does), and
+  // gets it as Postgres gives it: the FETCH's result formats rule, not the cursor's.
+  const formats = move ? undefined : new ClientFormats(c.fields, out.formats);
   const w = new Writer(OUT_BATCH_BYTES + 1024);
-  if (!move && out.rowDescription) writeRowDescription(w, c.fields);
-  const n = await c.fetch(f.count, (values) => (move ? undefined : row(s, w, values)));
+  if (formats !== undefined && out.rowDescription) writeRowDescription(w, formats.fields);
+  const n = await c.fetch(f.count, (values) =>
+    formats === undefined ? undefined : row(s, w, formats.unchanged ? values : formats.row(values)),
+  );
   writeCommandComplete(w, `${move ? 'MOVE' : 'FETCH'} ${n}`);
   s.out.push(w.flush());
 }
 
 /**
  * What a Describe of a FETCH, MOVE or CLOSE of a router cursor answers after its (empty)
- * ParameterDescription: the cursor's RowDescription, or NoData; undefined when `a` is none.
+ * ParameterDescription: the cursor's RowDescription (a portal's: in its Bind's `resultFormats`),
+ * or NoData; undefined when `a` is none.
  */
-export function cursorDescription(s: Session, a: Analysis): Buffer | undefined {
+export function cursorDescription(
+  s: Session,
+  a: Analysis,
+  resultFormats: readonly number[] = [],
+): Buffer | undefined {
   if (!onRouterCursor(s, a) || a.kind !== 'utility') return undefined;
   if (a.command !== 'fetch') return NO_DATA;
   const c = s.sqlCursors.get(a.cursor?.name ?? '') as ScatterCursor;
-  return writeRowDescription(new Writer(256), c.fields).flush();
+  const fields = new ClientFormats(c.fields, resultFormats).fields;
+  return writeRowDescription(new Writer(256), fields).flush();
 }
 
 /**

@@ -35,3 +35,8 @@ export type RouterPortal =
       /** A Describe of the portal came just before its Execute: the Execute sends the RowDescription. */
       describe: boolean;
     };
+
+/** The result formats a several-node portal's Bind asked for (a write's as it came). */
+export function portalResultFormats(p: RouterPortal & { kind: 'several' }): readonly number[] {
+  return p.bound?.resultFormats ?? p.bind.resultFormats;
+}
