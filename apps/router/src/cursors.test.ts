@@ -15,7 +15,6 @@ import {
   Writer,
   decodeCommandComplete,
   decodeDataRow,
-  decodeErrorResponse,
   writeBind,
   writeDescribe,
   writeExecute,
@@ -218,61 +217,6 @@ describe('SQL cursors over reads across nodes, differential', () => {
       assert.equal(await idleInTransaction(), 0);
       assert.equal(await pinnedSessions(), 0);
     });
-
-  test("a FETCH whose Bind asks for binary results (pgx's) gets the bytes Postgres sends", async () => {
-    const trace = async (port: number): Promise<string> => {
-      const client = await RawClient.login(port);
-      const w = new Writer();
-      writeQuery(w, 'begin');
-      writeQuery(w, 'declare c cursor for select id, total, note from orders order by id');
-      // All binary, then one format per column, then text again; each with its RowDescription.
-      for (const [i, resultFormats] of [[1], [1, 0, 1], []].entries()) {
-        writeParse(w, '', 'fetch 3 from c');
-        writeBind(w, { portal: `f${i}`, resultFormats });
-        writeDescribe(w, 'P', `f${i}`);
-        writeExecute(w, `f${i}`, 0);
-        w.bytes(SYNC);
-      }
-      writeQuery(w, 'rollback');
-      client.send(w.flush());
-      const frames: string[] = [];
-      for (let i = 0; i < 6; i++)
-        for (const f of await client.until((x) => x.code === BackendCode.ReadyForQuery))
-          frames.push(
-            f.code === BackendCode.DataRow || f.code === BackendCode.RowDescription
-              ? `${String.fromCharCode(f.code)}:${f.body.toString('hex')}`
-              : f.code === BackendCode.ErrorResponse
-                ? `E:${f.body.toString('latin1')}`
-                : String.fromCharCode(f.code),
-          );
-      client.socket.destroy();
-      return frames.join(' ');
-    };
-    const router = await trace(c.router.port);
-    assert.match(router, /D:/, 'rows came back');
-    assert.equal(router, await trace(plainServer.port));
-  });
-
-  test('a binary FETCH of a column the router cannot encode exactly is refused (0A000)', async () => {
-    const client = await RawClient.login(c.router.port);
-    try {
-      const w = new Writer();
-      writeQuery(w, 'begin');
-      writeQuery(w, 'declare c cursor for select id, total::float8 as f from orders order by id');
-      writeParse(w, '', 'fetch 3 from c');
-      writeBind(w, { portal: 'f', resultFormats: [1] });
-      writeExecute(w, 'f', 0);
-      w.bytes(SYNC);
-      client.send(w.flush());
-      const codes: string[] = [];
-      for (let i = 0; i < 3; i++)
-        for (const f of await client.until((x) => x.code === BackendCode.ReadyForQuery))
-          if (f.code === BackendCode.ErrorResponse) codes.push(decodeErrorResponse(f.body).code);
-      assert.deepEqual(codes, ['0A000']);
-    } finally {
-      client.socket.destroy();
-    }
-  });
 
   test('backward fetches are refused (0A000): the router reads forward only', async () => {
     const client = new pg.Client({ connectionString: c.url() });

@@ -39,7 +39,7 @@ import { closeOpenCycle, cycleNotNeeded, openCycleBackend } from './cycle.js';
 import { describe, type Batch } from './describe.js';
 import { preferredNode } from './lookahead.js';
 import { bindEmpty, close, parse } from './messages.js';
-import { checkLocalInPipeline, refuse, severalPortal } from './portals.js';
+import { checkLocalInPipeline, newPortalName, refuse, severalPortal } from './portals.js';
 import { queueSingleRunTail } from './single-run.js';
 import { runRouterPortal } from './router-portal.js';
 import { Answered, beforeLocal, crossOver, finishCrossed, type CrossingBatch } from './crossing.js';
@@ -173,7 +173,7 @@ class BatchRun implements Batch, BindVia, CrossingBatch {
   private bindMessage(m: InMsg): Promise<void> | undefined {
     const s = this.s;
     const rec = statementNamed(s.statements, bindStatementName(m.body));
-    const portal = m.body[0] === 0 ? '' : m.body.toString('utf8', 0, m.body.indexOf(0));
+    const portal = newPortalName(s, m.body);
     const closing = dropPortal(s, s.portals.get(portal));
     if (closing !== undefined) return closing.then(() => this.bindMessage(m));
     if (s.portals.size > 0) s.portals.delete(portal);

@@ -3,7 +3,7 @@
 // of the transaction failed in order when the batch already queued work for a backend.
 import { Writer, writeBind, writeExecute, writeParse } from '@tessera/pg-wire';
 import type { SessionCommand } from '../commands/plan.js';
-import { unsupported } from '../errors.js';
+import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import { boundValues } from '../execute/bound.js';
 import type { Routed } from '../admit/decision.js';
 import type { Epoch } from '../catalog/epochs.js';
@@ -92,4 +92,16 @@ export async function refuse(
   }
   synth(frame);
   await failTransaction(s).catch(() => undefined);
+}
+
+/**
+ * The portal a Bind names. One the router holds must be gone first: a named portal lives until its
+ * Close or its transaction's end (a Sync outside a transaction block), as in Postgres, which
+ * refuses it with 42P03; the unnamed portal is replaced.
+ */
+export function newPortalName(s: Session, bindBody: Buffer): string {
+  const portal = bindBody[0] === 0 ? '' : bindBody.toString('utf8', 0, bindBody.indexOf(0));
+  if (portal !== '' && s.portals.has(portal))
+    throw new RouterError(SQLSTATE.duplicateCursor, `cursor "${portal}" already exists`);
+  return portal;
 }

@@ -17,7 +17,7 @@ import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
 import { simpleStatement } from '../statement/statement.js';
 import { admitted, txnView } from './admission.js';
-import { cursorsEndedBy } from '../scatter/cursor-wire.js';
+import { cursorsEndedBy, dropPortal } from '../scatter/cursor-wire.js';
 import { runExecuteQuery } from './execute-sql.js';
 import { filledText, forgetAfterDdl } from '../sequences/defaults.js';
 import { noteDdl } from '../session/names.js';
@@ -25,8 +25,18 @@ import { rewriteQuery } from '../session/rewrite.js';
 
 const ignore = (): void => undefined;
 
+/** A Query destroys the unnamed prepared statement and replaces the unnamed portal, as in Postgres. */
+function dropUnnamed(s: Session): Promise<void> | undefined {
+  s.statements.delete('');
+  const portal = s.portals.get('');
+  if (portal === undefined) return undefined;
+  s.portals.delete('');
+  return dropPortal(s, portal);
+}
+
 export async function handleQuery(s: Session, m: InMsg): Promise<void> {
   try {
+    await dropUnnamed(s);
     const sql = m.body.toString('utf8', 0, m.body.length - 1);
     const parsed = s.services.cache.get(sql);
     if (parsed.length === 0) {

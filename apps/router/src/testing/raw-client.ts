@@ -77,6 +77,14 @@ export class RawClient {
     }
   }
 
+  /** Every frame through the `n`th ReadyForQuery from here (a batch of `n` Syncs or Queries). */
+  async throughReady(n: number): Promise<{ code: number; body: Buffer }[]> {
+    const frames: { code: number; body: Buffer }[] = [];
+    for (let i = 0; i < n; i++)
+      frames.push(...(await this.until((f) => f.code === BackendCode.ReadyForQuery)));
+    return frames;
+  }
+
   /** Resolves true when the router closed the connection within the time. */
   async closedWithin(ms: number): Promise<boolean> {
     const deadline = Date.now() + ms;
