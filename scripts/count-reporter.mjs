@@ -1,6 +1,6 @@
 // A Node test reporter that writes {"passed":N,"failed":N,"skipped":N} for the root summary: a
-// line with the counts so far after every test, so the last line is right even when the runner
-// exits at once after the last test (--test-force-exit) and never reaches the end of its stream.
+// line with the counts so far after every test, so a runner killed midway (a file past its
+// deadline) still leaves the counts it reached.
 export default async function* countReporter(source) {
   const counts = { passed: 0, failed: 0, skipped: 0 };
   for await (const event of source) {
