@@ -36,7 +36,9 @@ function dropUnnamed(s: Session): Promise<void> | undefined {
 
 export async function handleQuery(s: Session, m: InMsg): Promise<void> {
   try {
-    await dropUnnamed(s);
+    // Awaited only when there is something to wait for: the common Query stays on this tick.
+    const dropping = dropUnnamed(s);
+    if (dropping !== undefined) await dropping;
     const sql = m.body.toString('utf8', 0, m.body.length - 1);
     const parsed = s.services.cache.get(sql);
     if (parsed.length === 0) {
