@@ -379,8 +379,11 @@ export interface Writers {
   acked: Set<number>;
   /** Errors seen by the writers, with when (ms since start). */
   errors: { at: number; message: string }[];
-  /** Monotonic time and server (host:port) of each acknowledged write. */
-  acks: { at: number; server: string }[];
+  /**
+   * Each acknowledged write: when it was sent (`sent`) and acknowledged (`at`), in monotonic ms,
+   * and the server (host:port) that acknowledged it.
+   */
+  acks: { at: number; sent: number; server: string }[];
   stop(): Promise<void>;
 }
 
@@ -419,9 +422,10 @@ export function startWriters(cluster: PrimarySource, n: number): Writers {
           await client.connect();
         }
         const id = nextId++;
+        const sent = performance.now();
         await client.query('insert into t (id) values ($1)', [id]);
         acked.add(id);
-        acks.push({ at: performance.now(), server });
+        acks.push({ at: performance.now(), sent, server });
       } catch (e) {
         errors.push({
           at: performance.now() - t0,
