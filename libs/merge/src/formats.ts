@@ -137,6 +137,8 @@ export class ClientFormats {
   readonly fields: readonly FieldDescription[];
   private readonly encoders: readonly (Encoder | undefined)[];
   private readonly badCode: number | undefined;
+  /** Whether rows go out as they come (every column already in the client's format). */
+  readonly unchanged: boolean;
 
   constructor(input: readonly FieldDescription[], clientFormats: readonly number[]) {
     const n = input.length;
@@ -156,11 +158,7 @@ export class ClientFormats {
         );
       return encoder;
     });
-  }
-
-  /** Whether rows go out as they come (every column already in the client's format). */
-  get unchanged(): boolean {
-    return this.badCode === undefined && this.encoders.every((e) => e === undefined);
+    this.unchanged = this.badCode === undefined && this.encoders.every((e) => e === undefined);
   }
 
   /** `row` in the client's formats. */
