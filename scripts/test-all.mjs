@@ -8,7 +8,7 @@
 // Arguments are passed to every project's test runner (e.g. --test-name-pattern=...).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 
 const root = resolve(import.meta.dirname, '..');
@@ -159,6 +159,7 @@ function lastCounts(text) {
 
 const statuses = await Promise.all([worker(), worker()]);
 const total = { passed: 0, failed: 0, skipped: 0 };
+const failures = [];
 let files = [];
 try {
   files = readdirSync(resultsDir);
@@ -170,8 +171,17 @@ for (const f of files) {
   total.passed += c.passed ?? 0;
   total.failed += c.failed ?? 0;
   total.skipped += c.skipped ?? 0;
+  failures.push(...(c.failures ?? []));
 }
 const status = statuses.find((s) => s !== 0) ?? 0;
 if (status !== 0 && total.failed === 0) total.failed = 1; // a project failed outside any test
+// The failures again, last, where a log's tail shows them.
+if (failures.length > 0) {
+  console.log('\nfailed:');
+  for (const f of failures) {
+    console.log(`- ${relative(root, f.file) || '(no file)'}: ${f.test}`);
+    for (const line of f.error.split('\n').slice(0, 8)) console.log(`    ${line}`);
+  }
+}
 console.log(`\ntests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
 process.exit(status);
