@@ -3,19 +3,38 @@
 // (session/names.ts announceDdl); per database that clients use, every router keeps one
 // connection to home as its service role (--auth-user) that LISTENs on it. Each notification
 // makes every session's name facts stale: they are read again before the session's next
-// statement. The router that announces waits until its own watch hears its notification back
-// (echo): home signals every listener at once, so the other routers' watches have it by then. A login waits for its database's watch (the first login of a database, a few ms)
-// before it reads its facts, so only a reconnect, or a login that went on without a watch,
-// makes them all stale as well. Nothing is created in the database.
+// statement. Then the watch acknowledges it with a NOTIFY on `tessera_names_ack`. The router that
+// announced counts the watches listening on home when it sent its notification, and answers its
+// client only once that many watches acknowledged (or a deadline passed): every router's sessions
+// are stale by then, however late its watch heard it. A login waits for its database's watch (the
+// first login of a database, a few ms) before it reads its facts, so only a reconnect, or a login
+// that went on without a watch, makes them all stale as well. Nothing is created in the database.
+import { randomBytes } from 'node:crypto';
 import type { Snapshot } from '@tessera/keyspace';
 import type { Logger } from '@tessera/telemetry';
-import { BackendCode, decodeNotificationResponse } from '@tessera/pg-wire';
+import { BackendCode, Writer, decodeNotificationResponse, writeQuery } from '@tessera/pg-wire';
 import { Backend, type BackendSink } from '../pool/backend.js';
 import { queryText } from '../pool/query-text.js';
 
 export const NAMES_CHANNEL = 'tessera_names';
+/** Where each watch acknowledges a notification it heard: `<payload> <watch id>`. */
+export const ACK_CHANNEL = 'tessera_names_ack';
 /** The watch's application_name on home (pg_stat_activity). */
 export const WATCH_APPLICATION_NAME = 'tessera-router ddl watch';
+
+/**
+ * An announcement (session/names.ts): notifies, and counts in the same statement the watches
+ * listening in this database (`announceParams`). A watch that starts listening later reads
+ * every session's facts again when it connects.
+ */
+export const ANNOUNCE_SQL =
+  'select (select count(*)::int from pg_stat_activity where datname = current_database() ' +
+  'and application_name = $3 and usename = $4), pg_notify($1, $2)';
+
+/** ANNOUNCE_SQL's parameters: the payload `token`, the watches' role `user`. */
+export function announceParams(token: string, user: string): string[] {
+  return [NAMES_CHANNEL, token, WATCH_APPLICATION_NAME, user];
+}
 
 export interface DdlWatchOptions {
   readonly user: string;
@@ -39,8 +58,8 @@ interface Watched {
   missed: boolean;
   /** Logins waiting for the connect under way (settled either way). */
   waiting: (() => void)[];
-  /** Announcements waiting to hear their own notification back, by payload. */
-  echoes: Map<string, () => void>;
+  /** Announcements waiting for the watches' acknowledgements, by payload. */
+  echoes: Map<string, Echo>;
   retry: NodeJS.Timeout | undefined;
 }
 
@@ -48,8 +67,15 @@ interface Watched {
 export class DdlWatch {
   private readonly watched = new Map<string, Watched>();
   private stopped = false;
+  /** Names this watch in its acknowledgements (one per router process). */
+  readonly id = randomBytes(6).toString('hex');
 
   constructor(private readonly opts: DdlWatchOptions) {}
+
+  /** The role the watches log in as. */
+  get user(): string {
+    return this.opts.user;
+  }
 
   /**
    * Makes sure `database` is watched (called at each login, before it reads its facts);
@@ -94,21 +120,16 @@ export class DdlWatch {
   }
 
   /**
-   * Resolves once this router's watch of `database` hears the notification whose payload is
-   * `token` (sent after this call), or after `timeoutMs`; at once when nothing listens there.
+   * Waits for the watches on home to acknowledge the notification whose payload is `token`
+   * (sent after this call): `heard(n)` resolves once `n` distinct watches did, this router's own
+   * among them, or after `timeoutMs`. Undefined when this router does not listen on `database`.
    */
-  echo(database: string, token: string, timeoutMs: number): Promise<void> {
+  echo(database: string, token: string, timeoutMs: number): Echo | undefined {
     const w = this.watched.get(database);
-    if (w === undefined || !live(w)) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      function done(): void {
-        clearTimeout(timer);
-        w!.echoes.delete(token);
-        resolve();
-      }
-      w.echoes.set(token, done);
-    });
+    if (w === undefined || !live(w)) return undefined;
+    const echo = new Echo(timeoutMs, () => w.echoes.delete(token));
+    w.echoes.set(token, echo);
+    return echo;
   }
 
   /** How many databases are being listened to now (for metrics). */
@@ -124,6 +145,7 @@ export class DdlWatch {
       clearTimeout(w.retry);
       w.backend?.destroy('router stopping');
       settle(w);
+      for (const echo of [...w.echoes.values()]) echo.end();
     }
     this.watched.clear();
   }
@@ -165,6 +187,7 @@ export class DdlWatch {
       .then(async (b) => {
         try {
           await queryText(b, `LISTEN ${NAMES_CHANNEL}`, [], timeout);
+          await queryText(b, `LISTEN ${ACK_CHANNEL}`, [], timeout);
         } catch (e) {
           b.destroy('names watch setup failed');
           throw e;
@@ -213,16 +236,27 @@ export class DdlWatch {
       onReadable: (b) => {
         for (let f = b.nextFrame(); f; f = b.nextFrame()) {
           if (f.code !== BackendCode.NotificationResponse) continue;
+          const { channel, payload } = decodeNotificationResponse(f.body);
+          if (channel === ACK_CHANNEL) {
+            const space = payload.lastIndexOf(' ');
+            w.echoes.get(payload.slice(0, space))?.acknowledged(payload.slice(space + 1));
+            continue;
+          }
           this.opts.counted?.(database);
           this.opts.changed();
-          if (w.echoes.size > 0) w.echoes.get(decodeNotificationResponse(f.body).payload)?.();
+          // Stale from now on: the announcing router may answer its client. A payload not made
+          // by a router (anyone may NOTIFY) is not repeated into SQL.
+          if (TOKEN.test(payload))
+            b.write(
+              writeQuery(new Writer(64), `NOTIFY ${ACK_CHANNEL}, '${payload} ${this.id}'`).flush(),
+            );
         }
       },
       onClosed: (b) => {
         // The former home's watch, closed after follow() opened the next one: nothing to do.
         if (w.backend !== b) return;
         w.backend = undefined;
-        for (const done of [...w.echoes.values()]) done();
+        for (const echo of [...w.echoes.values()]) echo.end();
         w.missed = true;
         this.opts.log.info({ database, home: w.address }, 'the DDL watch on home closed');
         this.later(database, w);
@@ -241,4 +275,51 @@ function settle(w: Watched): void {
   const waiting = w.waiting;
   w.waiting = [];
   for (const go of waiting) go();
+}
+
+/** What announcements' payloads are made of (session/names.ts). */
+const TOKEN = /^[0-9a-z:]{1,100}$/;
+
+/** One announcement's acknowledgements: the watches that heard it, until enough did. */
+export class Echo {
+  private readonly ackers = new Set<string>();
+  private expected = Infinity;
+  private resolve: (() => void) | undefined;
+  private readonly done: Promise<void>;
+  private readonly timer: NodeJS.Timeout;
+  private ended = false;
+
+  constructor(
+    timeoutMs: number,
+    private readonly forget: () => void,
+  ) {
+    this.done = new Promise((r) => (this.resolve = r));
+    this.timer = setTimeout(() => this.end(), timeoutMs);
+  }
+
+  /** Resolves once `n` watches acknowledged (some may have before this call) or at the deadline. */
+  heard(n: number): Promise<void> {
+    this.expected = n;
+    if (this.ackers.size >= n) this.end();
+    return this.done;
+  }
+
+  /** How many watches acknowledged so far. */
+  get count(): number {
+    return this.ackers.size;
+  }
+
+  acknowledged(watch: string): void {
+    this.ackers.add(watch);
+    if (this.ackers.size >= this.expected) this.end();
+  }
+
+  /** Stops waiting (enough acknowledgements, the deadline, the watch closed, or no expectation). */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearTimeout(this.timer);
+    this.forget();
+    this.resolve!();
+  }
 }

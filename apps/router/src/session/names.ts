@@ -15,7 +15,7 @@ import {
   type ViewFact,
 } from '../routing/names.js';
 import type { Session } from './session.js';
-import { NAMES_CHANNEL } from './ddl-watch.js';
+import { ANNOUNCE_SQL, announceParams } from './ddl-watch.js';
 
 interface LoginNames {
   /** The search_path a backend's RESET gives this role in this database (its reset_val). */
@@ -238,9 +238,11 @@ export function ddlFinished(s: Session, synced = true): Promise<void> | undefine
 let announcements = 0;
 
 /**
- * NOTIFY on home, in the session's database, for the other routers' DDL watches (ddl-watch.ts).
- * Not inside the client's transaction: a transaction across nodes is prepared, and Postgres
- * cannot PREPARE one that has sent NOTIFY.
+ * NOTIFY on home, in the session's database, for the other routers' DDL watches (ddl-watch.ts),
+ * then wait until every watch listening there when it was sent acknowledged it (at most a few
+ * seconds: a router that cannot acknowledge, stopped or cut off, delays the answer, never
+ * fails it). Not inside the client's transaction: a transaction across nodes is prepared, and
+ * Postgres cannot PREPARE one that has sent NOTIFY.
  */
 function announceDdl(s: Session): Promise<void> {
   const catalog = s.services.catalog();
@@ -248,23 +250,35 @@ function announceDdl(s: Session): Promise<void> {
   // The client's answer waits for this: a busy home pool delays it at most a few seconds.
   const timeoutMs = Math.min(s.services.config.acquireTimeoutMs, 5000);
   const pool = s.services.pools.pool(catalog, catalog.home, s.database, s.user);
-  // Answered once this router's own watch heard it back (ddl-watch.ts): the others' have then.
   const token = `${process.pid}:${s.pid}:${++announcements}`;
-  const echoed = s.services.ddlWatch?.echo(s.database, token, timeoutMs);
+  const watch = s.services.ddlWatch;
+  const echo = watch?.echo(s.database, token, timeoutMs);
+  const failed = (e: unknown, what: string): void => {
+    echo?.end();
+    s.services.log.warn({ err: e }, what);
+  };
   return pool.acquire(timeoutMs, s.passThrough).then(
     (b) =>
-      queryText(b, `notify ${NAMES_CHANNEL}, '${token}'`, [], timeoutMs).then(
-        () => {
+      queryText(b, ANNOUNCE_SQL, announceParams(token, watch?.user ?? ''), timeoutMs).then(
+        async (rows) => {
           pool.release(b);
-          return echoed;
+          if (echo === undefined) return;
+          const expected = Number(rows[0]?.[0] ?? 0);
+          await echo.heard(expected);
+          if (echo.count < expected)
+            s.services.log.warn(
+              { database: s.database, expected, acknowledged: echo.count, timeoutMs },
+              'DDL announced, but not every router acknowledged it in time: sessions of the ' +
+                'others may resolve names by the facts from before it until they hear it',
+            );
         },
         (e: unknown) => {
           b.destroy('DDL notification failed');
           pool.release(b);
-          s.services.log.warn({ err: e }, 'telling other routers of DDL failed');
+          failed(e, 'telling other routers of DDL failed');
         },
       ),
-    (e: unknown) => s.services.log.warn({ err: e }, 'no home backend to tell other routers of DDL'),
+    (e: unknown) => failed(e, 'no home backend to tell other routers of DDL'),
   );
 }
 
