@@ -21,10 +21,7 @@ import type { Session } from '../session/session.js';
 export function pickNode(s: Session, node: string, flexible: boolean): string {
   const first = s.txn.first;
   if (first !== undefined) return flexible ? first : node;
-  if (flexible) {
-    const held = s.held.keys().next();
-    if (held.done !== true) return held.value;
-  }
+  if (flexible && s.held.size > 0) return s.held.keys().next().value!;
   return node;
 }
 

@@ -17,9 +17,10 @@ import { isSingleRun } from '../statement/prepared.js';
 export function queueSingleRunTail(s: Session, batch: readonly InMsg[], round: Round): boolean {
   if (round.backend === undefined || s.portals.size > 0 || !isSingleRun(batch)) return false;
   const n = batch.length;
-  // The unnamed portal in every message (a name is a C string: an empty one is its NUL).
-  if (batch[0]!.body[0] !== 0 || batch[n - 2]!.body[0] !== 0) return false;
-  if (n === 4 && batch[1]!.body[1] !== 0) return false;
+  // The unnamed portal in every message (a name is a C string: an empty one is its NUL), read
+  // from `raw` (the body starts at its 6th byte) without making the bodies' views.
+  if (batch[0]!.raw[5] !== 0 || batch[n - 2]!.raw[5] !== 0) return false;
+  if (n === 4 && batch[1]!.raw[6] !== 0) return false;
   const { messages, expect } = round;
   if (n === 4) {
     messages.push(batch[1]!.raw);

@@ -109,5 +109,7 @@ export function isSingleRun(batch: readonly InMsg[]): boolean {
     batch[n - 1]!.code !== FrontendCode.Sync
   )
     return false;
-  return n === 3 || (batch[1]!.code === FrontendCode.Describe && batch[1]!.body[0] === PORTAL);
+  // raw[5]: the body's first byte (after the type byte and the length word), read without
+  // making the body's view: this runs for every prepared statement.
+  return n === 3 || (batch[1]!.code === FrontendCode.Describe && batch[1]!.raw[5] === PORTAL);
 }

@@ -70,6 +70,8 @@ export class TxnMachine<S> {
 
   /** The node the transaction started on: statements any node can answer go there. */
   get first(): string | undefined {
+    // Asked for every statement: most have no part yet, and need no iterator to say so.
+    if (this.#parts.size === 0) return undefined;
     for (const node of this.#parts.keys()) return node;
     return undefined;
   }
