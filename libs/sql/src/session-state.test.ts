@@ -34,7 +34,17 @@ describe('sessionStateOf', () => {
     assert.deepEqual(of('select pg_advisory_xact_lock(1)').creates, []);
     assert.equal(of('select pg_advisory_xact_lock(1)').homeOnly, true);
     assert.deepEqual(of('select pg_catalog.pg_advisory_unlock_all()').clears, ['advisory_lock']);
+    assert.equal(of('select pg_catalog.pg_advisory_unlock_all()').mayClear, undefined);
     assert.equal(of('select 1').homeOnly, false);
+  });
+  test('releasing one lock or one channel may leave none: the router asks the node', () => {
+    const unlock = of('select pg_advisory_unlock(1)');
+    assert.deepEqual([unlock.clears, unlock.mayClear], [[], ['advisory_lock']]);
+    assert.deepEqual(of('select pg_advisory_unlock_shared(1, 2)').mayClear, ['advisory_lock']);
+    assert.deepEqual(of('unlisten ch').mayClear, ['listen']);
+    assert.equal(of('unlisten *').mayClear, undefined);
+    const both = sessionStateOfAll(analyzeAll('select pg_advisory_unlock(1); unlisten ch'));
+    assert.deepEqual(both.mayClear, ['advisory_lock', 'listen']);
   });
   test('cursors, LISTEN, DISCARD ALL', () => {
     assert.equal(of('declare c cursor with hold for select 1').declares, 'c');

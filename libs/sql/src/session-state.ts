@@ -11,6 +11,11 @@ export interface SessionStateChange {
   readonly creates: readonly SessionStateKind[];
   /** State it removes, all of it, once it succeeds. */
   readonly clears: readonly SessionStateKind[];
+  /**
+   * State it may remove without saying whether any is left (`pg_advisory_unlock(k)` of one of
+   * several locks, `UNLISTEN` of one of several channels): the backend is asked afterwards.
+   */
+  readonly mayClear?: readonly SessionStateKind[];
   /** The WITH HOLD cursor it declares. */
   readonly declares: string | undefined;
   /** The cursor it closes (`*`: CLOSE ALL). */
@@ -58,6 +63,7 @@ export function makesTemp(a: Analysis): boolean {
 export function sessionStateOf(a: Analysis): SessionStateChange {
   const creates: SessionStateKind[] = [];
   const clears: SessionStateKind[] = [];
+  const mayClear: SessionStateKind[] = [];
   let declares: string | undefined;
   let closes: string | undefined;
   let homeOnly = false;
@@ -68,6 +74,8 @@ export function sessionStateOf(a: Analysis): SessionStateChange {
     homeOnly = true;
     if (SESSION_LOCKS.has(name)) creates.push('advisory_lock');
     if (name === 'pg_advisory_unlock_all') clears.push('advisory_lock');
+    else if (name === 'pg_advisory_unlock' || name === 'pg_advisory_unlock_shared')
+      mayClear.push('advisory_lock');
   }
   switch (a.kind) {
     case 'listen':
@@ -77,6 +85,7 @@ export function sessionStateOf(a: Analysis): SessionStateChange {
     case 'unlisten':
       homeOnly = true;
       if (a.channel === undefined) clears.push('listen');
+      else mayClear.push('listen');
       break;
     case 'notify':
       homeOnly = true;
@@ -98,12 +107,13 @@ export function sessionStateOf(a: Analysis): SessionStateChange {
   if (
     creates.length === 0 &&
     clears.length === 0 &&
+    mayClear.length === 0 &&
     declares === undefined &&
     closes === undefined &&
     !homeOnly
   )
     return NO_SESSION_STATE;
-  return { creates, clears, declares, closes, homeOnly };
+  return { creates, clears, declares, closes, homeOnly, ...(mayClear.length > 0 && { mayClear }) };
 }
 
 /** The change of several statements run as one text, in order. */
@@ -114,11 +124,13 @@ export function sessionStateOfAll(analyses: readonly Analysis[]): SessionStateCh
   // A later clear undoes an earlier create of the same kind; a create after a clear stands.
   const creates = new Set<SessionStateKind>();
   const clears = new Set<SessionStateKind>();
+  const mayClear = new Set<SessionStateKind>();
   for (const c of changes) {
     for (const k of c.clears) {
       creates.delete(k);
       clears.add(k);
     }
+    for (const k of c.mayClear ?? []) mayClear.add(k);
     for (const k of c.creates) creates.add(k);
   }
   return {
@@ -127,5 +139,6 @@ export function sessionStateOfAll(analyses: readonly Analysis[]): SessionStateCh
     declares: changes.map((c) => c.declares).findLast((d) => d !== undefined),
     closes: changes.map((c) => c.closes).findLast((d) => d !== undefined),
     homeOnly: changes.some((c) => c.homeOnly),
+    ...(mayClear.size > 0 && { mayClear: [...mayClear] }),
   };
 }

@@ -209,6 +209,92 @@ describe('session state is pinned to its client: router = Postgres', () => {
   });
 });
 
+describe('a backend whose last lock or channel is released serves the pool again', () => {
+  const gauge = /^tessera_router_pinned_sessions[ {]/;
+  const pinned = (): Promise<number> => metricSum(wide.metricsPort, gauge);
+  const url = (): string => `postgres://postgres@127.0.0.1:${wide.port}/postgres`;
+
+  test('pg_advisory_unlock of one lock of two keeps it; of the last one frees it', async () => {
+    const a = await client(url(), []);
+    const b = await client(url(), []);
+    // B looks at home's lock table (a read that pins nothing): how often `key` is held.
+    const held = async (key: number): Promise<unknown> =>
+      (
+        await run(
+          b,
+          `select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = ${key}`,
+        )
+      ).rows;
+    try {
+      await run(a, 'select pg_advisory_lock(501)');
+      await run(a, 'select pg_advisory_lock(502)');
+      assert.deepEqual((await run(a, 'select pg_advisory_unlock(501) as u')).rows, [{ u: true }]);
+      assert.equal(await pinned(), 1, 'lock 502 is still held');
+      assert.deepEqual(await held(502), [{ n: 1 }]);
+      // The same lock twice is held twice, as in Postgres.
+      await run(a, 'select pg_advisory_lock(502)');
+      await run(a, 'select pg_advisory_unlock(502)');
+      assert.equal(await pinned(), 1, 'lock 502 is held once more');
+      await run(a, 'select pg_advisory_unlock(502)');
+      assert.equal(await pinned(), 0);
+      assert.deepEqual(await held(502), [{ n: 0 }]);
+      // Pinned again by the next lock, and the lock is A's.
+      await run(a, 'select pg_try_advisory_lock(503)');
+      assert.equal(await pinned(), 1);
+      assert.deepEqual(await held(503), [{ n: 1 }]);
+      // Released inside a transaction: asked once the transaction is over.
+      await run(a, 'begin');
+      await run(a, 'select pg_advisory_unlock(503)');
+      assert.equal(await pinned(), 1);
+      await run(a, 'commit');
+      assert.equal(await pinned(), 0);
+      assert.deepEqual(await held(503), [{ n: 0 }]);
+    } finally {
+      await a.end();
+      await b.end();
+    }
+  });
+
+  test('UNLISTEN of one channel of two keeps it and its notifications; of the last frees it', async () => {
+    const notes: string[] = [];
+    const a = await client(url(), notes);
+    const b = await client(url(), []);
+    try {
+      await run(a, 'listen ch_one');
+      await run(a, 'listen ch_two');
+      await run(a, 'unlisten ch_one');
+      assert.equal(await pinned(), 1);
+      await run(b, "notify ch_one, 'gone'");
+      await run(b, "notify ch_two, 'here'");
+      assert.ok(await waitFor(() => notes.length > 0, 3_000), 'a notification on ch_two');
+      await run(a, 'select 1');
+      assert.deepEqual(notes, ['ch_two:here']);
+      await run(a, 'unlisten ch_two');
+      assert.equal(await pinned(), 0);
+      assert.deepEqual(
+        (await run(a, 'select count(*)::int as n from pg_listening_channels()')).rows,
+        [{ n: 0 }],
+      );
+    } finally {
+      await a.end();
+      await b.end();
+    }
+  });
+
+  test('a backend still holding a temporary table stays pinned after its last unlock', async () => {
+    const a = await client(url(), []);
+    try {
+      await run(a, 'create temp table keep_me (x int)');
+      await run(a, 'select pg_advisory_lock(504)');
+      await run(a, 'select pg_advisory_unlock(504)');
+      assert.equal(await pinned(), 1);
+      assert.deepEqual((await run(a, 'select count(*)::int as n from keep_me')).rows, [{ n: 0 }]);
+    } finally {
+      await a.end();
+    }
+  });
+});
+
 describe('temporary tables and sharded tables', () => {
   test('a statement joining a temporary table with a sharded table across nodes is refused', async () => {
     const a = await client(c.url(), []);

@@ -249,6 +249,9 @@ export function settle(s: Session, node: string): void {
  */
 export function applyState(s: Session, node: string, change: SessionStateChange): void {
   const { before, after } = s.pinned.apply(node, change);
+  // One lock or channel of several released: whether any is left is asked (session/unpin.ts).
+  if (after && change.mayClear?.some((k) => s.pinned.holds(node, k)))
+    (s.unpinProbes ??= new Set()).add(node);
   const h = s.held.get(node);
   if (h === undefined || before === after) return;
   if (after) h.pool.pinOut(h.backend);

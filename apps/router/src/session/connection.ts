@@ -9,6 +9,7 @@ import { corkIfUnannounced, ddlFinished, refreshNames } from './names.js';
 import type { InMsg } from './client-in.js';
 import type { Session } from './session.js';
 import { runStartup } from './startup.js';
+import { probePins } from './unpin.js';
 
 export class Connection {
   /** A message's handling is under way (serve() runs, or waits for a message's promise). */
@@ -135,14 +136,20 @@ export class Connection {
     const s = this.s;
     if (synced) corkIfUnannounced(s);
     const r = query ? handleQuery(s, m) : this.endOfBatch(m);
-    if (r === undefined) return ddlFinished(s, synced);
+    if (r === undefined) return synced ? this.doneSynced() : ddlFinished(s, false);
     return synced
       ? r.then(this.doneSynced, this.failSynced)
       : r.then(this.doneFlushed, this.failFlushed);
   }
 
-  // What follows a Query or batch that waited, made once per connection (not a closure each).
-  private readonly doneSynced = (): Promise<void> | undefined => ddlFinished(this.s, true);
+  // What follows a Query or batch, made once per connection (not a closure each): DDL announced,
+  // then pinned backends a statement may have freed asked (unpin.ts) before the next message.
+  private readonly doneSynced = (): Promise<void> | undefined => {
+    const announced = ddlFinished(this.s, true);
+    if (this.s.unpinProbes === undefined) return announced;
+    return announced === undefined ? probePins(this.s) : announced.then(this.probe);
+  };
+  private readonly probe = (): Promise<void> | undefined => probePins(this.s);
   private readonly doneFlushed = (): Promise<void> | undefined => ddlFinished(this.s, false);
   private readonly failSynced = (e: unknown): Promise<never> =>
     rethrowAfter(ddlFinished(this.s, true), e);

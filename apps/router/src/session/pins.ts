@@ -34,6 +34,11 @@ export class SessionPins {
     return [...this.byNode.keys()];
   }
 
+  /** Whether the session's backend on `node` holds state of `kind`. */
+  holds(node: string, kind: SessionStateKind): boolean {
+    return this.byNode.get(node)?.kinds.has(kind) === true;
+  }
+
   /** The node a WITH HOLD cursor of this session lives on. */
   cursorNode(name: string): string | undefined {
     for (const [node, st] of this.byNode) if (st.cursors.has(name)) return node;

@@ -84,6 +84,8 @@ export class Session implements Cancellable {
    * when the client leaves (pins.ts).
    */
   readonly pinned: SessionPins;
+  /** Pinned nodes whose state a statement may have released (session/unpin.ts asks them). */
+  unpinProbes: Set<string> | undefined = undefined;
   /** What the backends this session holds tell it between statements (notifications, a FATAL). */
   readonly idleOwner: IdleOwner = {
     notification: (frame) => {
