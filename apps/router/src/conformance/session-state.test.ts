@@ -295,6 +295,33 @@ describe('a backend whose last lock or channel is released serves the pool again
   });
 });
 
+describe('notifications reach an idle listener', () => {
+  test('one sent while it was in a transaction arrives after its COMMIT, with no statement after', async () => {
+    for (const url of [c.url(), plain.url()]) {
+      const notes: string[] = [];
+      const a = await client(url, notes);
+      const b = await client(url, []);
+      try {
+        await run(a, 'listen ch_late');
+        for (let i = 0; i < 5; i++) {
+          await run(a, 'begin');
+          await run(a, 'select 1');
+          // Held by Postgres while A is in its transaction; sent right after A's COMMIT.
+          await run(b, `notify ch_late, '${i}'`);
+          await run(a, 'commit');
+          assert.ok(
+            await waitFor(() => notes.length > i, 2_000),
+            `${url === plain.url() ? 'Postgres' : 'router'}: notification ${i} arrived (${notes.join(' ')})`,
+          );
+        }
+      } finally {
+        await a.end();
+        await b.end();
+      }
+    }
+  });
+});
+
 describe('temporary tables and sharded tables', () => {
   test('a statement joining a temporary table with a sharded table across nodes is refused', async () => {
     const a = await client(c.url(), []);
