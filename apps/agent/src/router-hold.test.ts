@@ -62,6 +62,17 @@ test(
     const before = await c.waitNode(hasSyncReplica, 60_000, 'a synchronous replica');
     const replica = before.replicas.find((r) => r.state === ReplicaState.SYNC)!;
     const replicaAgent = c.agents.get(addr(replica))!.child!;
+    // The replica joins the sync set by what the primary's agent reports, maybe before its own
+    // agent (started after) reported at all; frozen before that, the coordinator would have no
+    // report of it, so no replica to promote, and would start the primary again instead.
+    const reported = performance.now() + 30_000;
+    for (;;) {
+      const h = await c.health.getHealth({});
+      const seen = h.agents.find((a) => a.report?.address === addr(replica));
+      if (seen?.report?.reachable === true && seen.report.inRecovery && seen.ageMs < 2_000n) break;
+      assert.ok(performance.now() < reported, "the replica's agent never reported");
+      await sleep(100);
+    }
     const client = new pg.Client({ connectionString: url() });
     client.on('error', () => undefined);
     await client.connect();
