@@ -212,6 +212,12 @@ describe('session state is pinned to its client: router = Postgres', () => {
 describe('a backend whose last lock or channel is released serves the pool again', () => {
   const gauge = /^tessera_router_pinned_sessions[ {]/;
   const pinned = (): Promise<number> => metricSum(wide.metricsPort, gauge);
+  // The router asks the backend after the statement's answer, before the session's next message:
+  // the next statement of `a` runs once the question was answered.
+  const settled = async (a: pg.Client): Promise<number> => {
+    await run(a, 'select 1');
+    return pinned();
+  };
   const url = (): string => `postgres://postgres@127.0.0.1:${wide.port}/postgres`;
 
   test('pg_advisory_unlock of one lock of two keeps it; of the last one frees it', async () => {
@@ -229,14 +235,14 @@ describe('a backend whose last lock or channel is released serves the pool again
       await run(a, 'select pg_advisory_lock(501)');
       await run(a, 'select pg_advisory_lock(502)');
       assert.deepEqual((await run(a, 'select pg_advisory_unlock(501) as u')).rows, [{ u: true }]);
-      assert.equal(await pinned(), 1, 'lock 502 is still held');
+      assert.equal(await settled(a), 1, 'lock 502 is still held');
       assert.deepEqual(await held(502), [{ n: 1 }]);
       // The same lock twice is held twice, as in Postgres.
       await run(a, 'select pg_advisory_lock(502)');
       await run(a, 'select pg_advisory_unlock(502)');
-      assert.equal(await pinned(), 1, 'lock 502 is held once more');
+      assert.equal(await settled(a), 1, 'lock 502 is held once more');
       await run(a, 'select pg_advisory_unlock(502)');
-      assert.equal(await pinned(), 0);
+      assert.equal(await settled(a), 0);
       assert.deepEqual(await held(502), [{ n: 0 }]);
       // Pinned again by the next lock, and the lock is A's.
       await run(a, 'select pg_try_advisory_lock(503)');
@@ -245,9 +251,9 @@ describe('a backend whose last lock or channel is released serves the pool again
       // Released inside a transaction: asked once the transaction is over.
       await run(a, 'begin');
       await run(a, 'select pg_advisory_unlock(503)');
-      assert.equal(await pinned(), 1);
+      assert.equal(await settled(a), 1);
       await run(a, 'commit');
-      assert.equal(await pinned(), 0);
+      assert.equal(await settled(a), 0);
       assert.deepEqual(await held(503), [{ n: 0 }]);
     } finally {
       await a.end();
@@ -263,14 +269,14 @@ describe('a backend whose last lock or channel is released serves the pool again
       await run(a, 'listen ch_one');
       await run(a, 'listen ch_two');
       await run(a, 'unlisten ch_one');
-      assert.equal(await pinned(), 1);
+      assert.equal(await settled(a), 1);
       await run(b, "notify ch_one, 'gone'");
       await run(b, "notify ch_two, 'here'");
       assert.ok(await waitFor(() => notes.length > 0, 3_000), 'a notification on ch_two');
       await run(a, 'select 1');
       assert.deepEqual(notes, ['ch_two:here']);
       await run(a, 'unlisten ch_two');
-      assert.equal(await pinned(), 0);
+      assert.equal(await settled(a), 0);
       assert.deepEqual(
         (await run(a, 'select count(*)::int as n from pg_listening_channels()')).rows,
         [{ n: 0 }],
@@ -287,7 +293,7 @@ describe('a backend whose last lock or channel is released serves the pool again
       await run(a, 'create temp table keep_me (x int)');
       await run(a, 'select pg_advisory_lock(504)');
       await run(a, 'select pg_advisory_unlock(504)');
-      assert.equal(await pinned(), 1);
+      assert.equal(await settled(a), 1);
       assert.deepEqual((await run(a, 'select count(*)::int as n from keep_me')).rows, [{ n: 0 }]);
     } finally {
       await a.end();
