@@ -133,7 +133,7 @@ test('a watch that never acknowledges delays the answer to the deadline, not pas
     const r = await announce(c, here, '4:5:6', 600);
     assert.deepEqual(r, { expected: 2, acknowledged: 1 });
     const waited = Date.now() - started;
-    assert.ok(waited >= 500 && waited < 3000, `waited ${waited} ms`);
+    assert.ok(waited >= 500 && waited < 10_000, `waited ${waited} ms`);
   } finally {
     here.close();
     await mute.end();
