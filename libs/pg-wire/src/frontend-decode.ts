@@ -98,6 +98,11 @@ export function bindParam(body: Buffer, index: number): BindParam | undefined {
   }
 }
 
+/** Portal name of a Bind (its first field; '' for the unnamed portal) without decoding the rest. */
+export function bindPortalName(body: Buffer): string {
+  return utf8Text(body, 0, skipCString(body, 0, 'Bind') - 1);
+}
+
 /** Statement name of a Bind without decoding the rest (for prepared-statement tracking). */
 export function bindStatementName(body: Buffer): string {
   const at = skipCString(body, 0, 'Bind');

@@ -29,6 +29,7 @@ import {
 } from './frontend-encode.js';
 import {
   bindParam,
+  bindPortalName,
   bindStatementName,
   decodeBind,
   decodeClose,
@@ -177,6 +178,7 @@ test('Bind round trip; bindParam fetches one parameter and its format without de
   assert.equal(bindParam(body, 4), undefined);
   assert.equal(bindParam(body, -1), undefined);
   assert.equal(bindStatementName(body), 's');
+  assert.equal(bindPortalName(body), d.portal);
 
   // One format code applies to every parameter; none means text.
   const all = one(
@@ -286,6 +288,7 @@ test('names decode the same whether short, long, or not ASCII', () => {
       FrontendCode.Bind,
     );
     assert.equal(bindStatementName(body), name);
+    assert.equal(bindPortalName(body), name);
     const d = decodeBind(body);
     assert.equal(d.portal, name);
     assert.equal(d.statement, name);

@@ -53,6 +53,7 @@ export {
   decodeParse,
   decodeBind,
   bindParam,
+  bindPortalName,
   bindStatementName,
   decodeDescribe,
   decodeClose,

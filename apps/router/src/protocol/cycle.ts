@@ -1,6 +1,12 @@
 // Extended-protocol cycles left open at a Flush: a batch that ends at a Flush (say Parse and
 // Describe) keeps its backend, and the next batch goes on there, until a Sync ends the cycle.
-import { FrontendCode, SYNC, decodeDescribe, decodeExecute } from '@tessera/pg-wire';
+import {
+  FrontendCode,
+  SYNC,
+  bindPortalName,
+  decodeDescribe,
+  decodeExecute,
+} from '@tessera/pg-wire';
 import type { Backend } from '../pool/backend.js';
 import type { Round } from '../execute/round.js';
 import type { InMsg } from '../session/client-in.js';
@@ -53,7 +59,7 @@ export function cycleNotNeeded(
 export function usesOpenPortal(batch: readonly InMsg[]): boolean {
   const bound = new Set<string>();
   for (const m of batch) {
-    if (m.code === FrontendCode.Bind) bound.add(m.body.toString('utf8', 0, m.body.indexOf(0)));
+    if (m.code === FrontendCode.Bind) bound.add(bindPortalName(m.body));
     else if (m.code === FrontendCode.Execute) {
       if (!bound.has(decodeExecute(m.body).portal)) return true;
     } else if (m.code === FrontendCode.Describe || m.code === FrontendCode.Close) {

@@ -1,7 +1,7 @@
 // What the extended protocol refuses of statements the router runs on several nodes at their
 // Execute, and a refused message answered in its place: an ErrorResponse, with the node's part
 // of the transaction failed in order when the batch already queued work for a backend.
-import { Writer, writeBind, writeExecute, writeParse } from '@tessera/pg-wire';
+import { Writer, bindPortalName, writeBind, writeExecute, writeParse } from '@tessera/pg-wire';
 import type { SessionCommand } from '../commands/plan.js';
 import { RouterError, SQLSTATE, unsupported } from '../errors.js';
 import { boundValues } from '../execute/bound.js';
@@ -100,7 +100,7 @@ export async function refuse(
  * refuses it with 42P03; the unnamed portal is replaced.
  */
 export function newPortalName(s: Session, bindBody: Buffer): string {
-  const portal = bindBody[0] === 0 ? '' : bindBody.toString('utf8', 0, bindBody.indexOf(0));
+  const portal = bindPortalName(bindBody);
   if (portal !== '' && s.portals.has(portal))
     throw new RouterError(SQLSTATE.duplicateCursor, `cursor "${portal}" already exists`);
   return portal;

@@ -16,7 +16,7 @@ import {
 import type { SessionStateKind } from '@tessera/sql';
 import { applyState, lost, settle } from '../execute/backends.js';
 import { run1 } from '../execute/run.js';
-import type { OutSink } from './client-out.js';
+import { HeldOut } from './client-out.js';
 import type { Session } from './session.js';
 
 /** The session-level advisory locks and the channels the backend holds (outside a transaction). */
@@ -24,33 +24,6 @@ const PROBE_SQL =
   "select (select count(*) from pg_catalog.pg_locks where locktype = 'advisory' " +
   'and pid = pg_catalog.pg_backend_pid())::int, ' +
   '(select count(*) from pg_catalog.pg_listening_channels())::int';
-
-/** What the probe's answer holds, kept; a notification in it goes on to the client. */
-class ProbeOut implements OutSink {
-  private readonly reader = new FrameReader();
-  counts: number[] | undefined;
-
-  constructor(private readonly client: OutSink) {}
-
-  push(b: Buffer): void {
-    // The exchange forwards runs of whole frames.
-    this.reader.push(b);
-    for (let f = this.reader.next(); f; f = this.reader.next()) {
-      if (f.code === BackendCode.DataRow)
-        this.counts = decodeDataRow(f.body).map((v) => Number(v?.toString('utf8')));
-      else if (f.code === BackendCode.NotificationResponse)
-        this.client.push(Buffer.from(frameBytes(f)));
-    }
-  }
-
-  flush(): boolean {
-    return true;
-  }
-
-  drained(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 /**
  * Asks the pinned backends a statement may have freed (applyState noted them); undefined when
@@ -69,7 +42,7 @@ async function probeNodes(s: Session, nodes: readonly string[]): Promise<void> {
   for (const node of nodes) {
     const h = s.held.get(node);
     if (h === undefined || h.backend.dead || !s.pinned.has(node)) continue;
-    const out = new ProbeOut(s.out);
+    const out = new HeldOut(true);
     try {
       const query = writeQuery(new Writer(PROBE_SQL.length + 16), PROBE_SQL).flush();
       await run1(s, h.backend, [query], [{ t: 'query', ready: false }], false, out);
@@ -79,8 +52,7 @@ async function probeNodes(s: Session, nodes: readonly string[]): Promise<void> {
       if (h.backend.dead) lost(s, h.backend);
       continue;
     }
-    s.out.flush();
-    const [locks, channels] = out.counts ?? [];
+    const [locks, channels] = counted(s, out.pieces);
     const clears: SessionStateKind[] = [];
     if (locks === 0) clears.push('advisory_lock');
     if (channels === 0) clears.push('listen');
@@ -94,4 +66,18 @@ async function probeNodes(s: Session, nodes: readonly string[]): Promise<void> {
     });
     settle(s, node);
   }
+}
+
+/** The probe's counts from its answer (runs of whole frames); a notification in it goes on. */
+function counted(s: Session, pieces: readonly Buffer[]): (number | undefined)[] {
+  const reader = new FrameReader();
+  let counts: number[] = [];
+  for (const piece of pieces) reader.push(piece);
+  for (let f = reader.next(); f; f = reader.next()) {
+    if (f.code === BackendCode.DataRow)
+      counts = decodeDataRow(f.body).map((v) => Number(v?.toString('utf8')));
+    else if (f.code === BackendCode.NotificationResponse) s.out.push(Buffer.from(frameBytes(f)));
+  }
+  s.out.flush();
+  return counts;
 }
