@@ -8,13 +8,8 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ReplicaState } from '@tessera/proto';
-import {
-  addr,
-  hasSyncReplica,
-  missing,
-  startHaCluster,
-  startWriters,
-} from './testing/ha-cluster.js';
+import { addr, hasSyncReplica, startHaCluster } from './testing/ha-cluster.js';
+import { missing, startWriters } from './testing/writers.js';
 
 test(
   'preferred: the primary goes on alone, degraded is shown, and a primary kill while degraded is not failed over',

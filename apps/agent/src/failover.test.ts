@@ -11,14 +11,8 @@ import pg from 'pg';
 import { tmpdir } from 'node:os';
 import { captureIo, main } from '@tessera/cli';
 import { ReplicaState } from '@tessera/proto';
-import {
-  addr,
-  hasSyncReplica,
-  missing,
-  startHaCluster,
-  startWriters,
-  type HaCluster,
-} from './testing/ha-cluster.js';
+import { addr, hasSyncReplica, startHaCluster, type HaCluster } from './testing/ha-cluster.js';
+import { missing, startWriters } from './testing/writers.js';
 
 let c: HaCluster;
 

@@ -8,14 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { isAlive, readPostmasterPid } from '@tessera/pgctl';
 import { pauseServer, resumeServer } from '@tessera/testkit';
-import {
-  addr,
-  hasSyncReplica,
-  missing,
-  startHaCluster,
-  startWriters,
-  type HaCluster,
-} from './testing/ha-cluster.js';
+import { addr, hasSyncReplica, startHaCluster, type HaCluster } from './testing/ha-cluster.js';
+import { missing, startWriters } from './testing/writers.js';
 
 const LEASE_MS = 3_000;
 const MARGIN_MS = 500;

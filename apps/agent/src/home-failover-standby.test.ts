@@ -6,14 +6,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinatorService, Decision, TxnService, createClient } from '@tessera/proto';
-import {
-  addr,
-  hasSyncReplica,
-  missing,
-  startHaCluster,
-  startWriters,
-  type HaCluster,
-} from './testing/ha-cluster.js';
+import { addr, hasSyncReplica, startHaCluster, type HaCluster } from './testing/ha-cluster.js';
+import { missing, startWriters } from './testing/writers.js';
 
 /** Generous: the machine runs other suites at the same time. */
 const WAIT_MS = 30_000;

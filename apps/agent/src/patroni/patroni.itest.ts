@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ReplicaState } from '@tessera/proto';
-import { missing, startWriters } from '../testing/ha-cluster.js';
+import { missing, startWriters } from '../testing/writers.js';
 import { startPatroniCluster, type PatroniCluster } from '../testing/patroni-cluster.js';
 
 let c: PatroniCluster;
