@@ -83,6 +83,23 @@ const STEPS: readonly (readonly [Who, string])[] = [
   ['A', 'select count(*)::int as n from pg_listening_channels()'],
   ['B', 'select pg_try_advisory_lock(4242) as free_now'],
   ['B', 'select pg_advisory_unlock(4242) as unlocked'],
+  // One lock of two released, then the other: held until the last unlock (the router asks the
+  // backend whether any is left; unpin.ts).
+  ['A', 'select pg_advisory_lock(4444)'],
+  ['A', 'select pg_advisory_lock(4444)'],
+  ['A', 'select pg_advisory_unlock(4444) as first'],
+  ['B', "select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = 4444"],
+  ['A', 'select pg_advisory_unlock(4444) as last'],
+  ['B', "select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = 4444"],
+  // One channel of two left: its notifications still reach A.
+  ['A', 'listen chan_c'],
+  ['A', 'listen chan_d'],
+  ['A', 'unlisten chan_c'],
+  ['B', "notify chan_c, 'not heard'"],
+  ['B', "notify chan_d, 'heard'"],
+  ['A', 'select pg_listening_channels() as ch'],
+  ['A', 'unlisten chan_d'],
+  ['A', 'select count(*)::int as n from pg_listening_channels()'],
   ['A', 'select x from tmp_a order by x'],
   ['A', 'select pg_advisory_lock(4343)'],
   ['A', 'begin'],
@@ -144,10 +161,11 @@ async function scenario(url: string): Promise<unknown> {
   const seen: unknown[] = [];
   try {
     for (const [who, sql] of STEPS) {
+      const heard = notesA.length;
       const r = await run(who === 'A' ? a : b, sql);
       seen.push({ who, sql, ...r });
-      // LISTEN's notification reaches A while it is idle.
-      if (sql.startsWith('notify')) await waitFor(() => notesA.length > 0, 3_000);
+      // LISTEN's notification reaches A while it is idle (a channel A does not listen on: none).
+      if (sql.startsWith('notify')) await waitFor(() => notesA.length > heard, 1_500);
     }
     seen.push({ notifications: [...notesA] });
     await a.end();
