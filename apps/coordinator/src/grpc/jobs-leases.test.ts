@@ -316,3 +316,25 @@ test('AwaitEpoch waits for live routers, leaves out lapsed leases and stale leas
     c.close();
   }
 });
+
+test('AwaitEpoch ends when the acks it waits for come in during the wait', async () => {
+  const c: Clients = clientsFor(t.coordinator.address);
+  try {
+    await c.routerLease.deregisterRouter({ routerId: 'r-lease' });
+    const before = (await t.catalog.getCatalog({})).epoch;
+    await c.router.registerRouter({ id: 'r-w1', address: 'a:4' });
+    await c.router.registerRouter({ id: 'r-w2', address: 'a:5' });
+    await c.routerLease.renewRouterLease({ routerId: 'r-w1', epoch: before });
+    await c.routerLease.renewRouterLease({ routerId: 'r-w2', epoch: before });
+    const epoch = (await t.admin.splitRange({ keyspace: 'ks', lo: 0n })).epoch;
+    const waiting = c.jobs.awaitEpoch({ epoch, timeoutMs: 5_000n });
+    await c.router.ackEpoch({ routerId: 'r-w1', epoch });
+    await c.router.ackEpoch({ routerId: 'r-w2', epoch });
+    const w = await waiting;
+    assert.equal(w.reached, true);
+    assert.deepEqual(w.waitingFor, []);
+    assert.ok(w.waitedMs < 5_000n, `waited ${w.waitedMs} ms`);
+  } finally {
+    c.close();
+  }
+});

@@ -14,7 +14,9 @@ export function routerService(deps: ServiceDeps): ServiceImpl<typeof RouterServi
       return { epoch: current.epoch };
     },
     async ackEpoch(req) {
-      await deps.term().routers.ack(req.routerId, req.epoch);
+      const term = deps.term();
+      await term.routers.ack(req.routerId, req.epoch);
+      term.leases.acked();
       return {};
     },
     async listRouters() {

@@ -28,11 +28,18 @@ interface AckRow {
   stale: boolean;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * How long awaitEpoch waits between looks when no acknowledgement arrives through this process
+ * (one sent to another coordinator, a lease lapsing): acks this process receives wake it at once.
+ */
+const LOOK_EVERY_MS = 20;
 
 export class RouterLeases {
   readonly leaseMs: number;
   readonly staleMs: number;
+  /** Acknowledgements received by this process, and the waits they end. */
+  private acks = 0;
+  private readonly wakers = new Set<() => void>();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -99,16 +106,28 @@ export class RouterLeases {
     return { waiting, gone };
   }
 
+  /** AckEpoch wrote a router's acknowledgement: waits in awaitEpoch look again now. */
+  acked(): void {
+    this.acks++;
+    for (const wake of this.wakers) wake();
+    this.wakers.clear();
+  }
+
   /**
    * Resolves once every router that is not gone acknowledged `epoch` (or a newer one), or when
-   * `timeoutMs` passed. Polls the router table (every millisecond at first): acks are written
-   * there by AckEpoch, and a cutover waits only a few of these at a time.
+   * `timeoutMs` passed. Looks at the router table (AckEpoch writes acks there) again as soon as
+   * this process receives an ack, else every LOOK_EVERY_MS. Not a tight poll: a cutover waits
+   * here while its range is frozen, on machines the cluster's clients keep busy.
    */
   async awaitEpoch(epoch: bigint, timeoutMs: number): Promise<AwaitEpochResponse> {
     const start = Date.now();
+    let seen = this.acks;
     let look = await this.look(epoch);
     while (look.waiting.length > 0 && Date.now() - start < timeoutMs) {
-      await sleep(Date.now() - start < 50 ? 1 : 5);
+      const left = timeoutMs - (Date.now() - start);
+      // An ack that came in during the look is not waited for again.
+      if (this.acks === seen) await this.nextAck(Math.min(LOOK_EVERY_MS, left));
+      seen = this.acks;
       look = await this.look(epoch);
     }
     if (look.gone.length > 0) {
@@ -125,6 +144,18 @@ export class RouterLeases {
       waitingFor: look.waiting,
       gone: look.gone,
       waitedMs: BigInt(Date.now() - start),
+    });
+  }
+
+  private nextAck(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakers.add(done);
     });
   }
 }
