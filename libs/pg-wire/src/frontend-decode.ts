@@ -110,6 +110,30 @@ export function bindStatementName(body: Buffer): string {
   return utf8Text(body, at, end - 1);
 }
 
+/**
+ * bindStatementName for one client's Binds, which mostly name the statement the last one named:
+ * that name's bytes are kept, and a Bind naming it again gets the same string back instead of a
+ * new one (which every Map it is looked up in would hash again).
+ */
+export class BindStatementNames {
+  private bytes: Buffer = Buffer.alloc(0);
+  private name = '';
+
+  of(body: Buffer): string {
+    const at = skipCString(body, 0, 'Bind');
+    const end = skipCString(body, at, 'Bind') - 1;
+    const last = this.bytes;
+    if (end - at === last.length) {
+      let i = 0;
+      while (i < last.length && body[at + i] === last[i]) i++;
+      if (i === last.length) return this.name;
+    }
+    this.name = utf8Text(body, at, end);
+    this.bytes = Buffer.from(body.subarray(at, end));
+    return this.name;
+  }
+}
+
 export interface DescribeOrClose {
   /** 'S' prepared statement or 'P' portal. */
   readonly target: 'S' | 'P';

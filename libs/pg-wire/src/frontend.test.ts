@@ -31,6 +31,7 @@ import {
   bindParam,
   bindPortalName,
   bindStatementName,
+  BindStatementNames,
   decodeBind,
   decodeClose,
   decodeCopyFail,
@@ -302,4 +303,30 @@ test('names decode the same whether short, long, or not ASCII', () => {
     const body = Buffer.from('n'.repeat(length));
     assert.throws(() => bindStatementName(body), ProtocolError);
   }
+});
+
+test('BindStatementNames: the same name as bindStatementName, the same string for a repeated name', () => {
+  const names = new BindStatementNames();
+  const bind = (portal: string, statement: string): Buffer =>
+    one(writeBind(new Writer(), { portal, statement, params: ['1'] }), FrontendCode.Bind);
+  const seen: string[] = [];
+  for (const [portal, statement] of [
+    ['', ''],
+    ['', 'P_1'],
+    ['p', 'P_1'],
+    ['', 'P_2'],
+    ['', 'P_'],
+    ['', 'P_1x'],
+    ['', 'naïve_名前'],
+    ['', 'naïve_名前'],
+    ['', ''],
+  ] as const) {
+    const body = bind(portal, statement);
+    const name = names.of(body);
+    assert.equal(name, bindStatementName(body));
+    seen.push(name);
+  }
+  assert.deepEqual(seen, ['', 'P_1', 'P_1', 'P_2', 'P_', 'P_1x', 'naïve_名前', 'naïve_名前', '']);
+  // A Bind without its statement name's NUL is the same protocol error.
+  assert.throws(() => names.of(Buffer.from('\0P_1')), ProtocolError);
 });

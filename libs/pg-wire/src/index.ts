@@ -55,6 +55,7 @@ export {
   bindParam,
   bindPortalName,
   bindStatementName,
+  BindStatementNames,
   decodeDescribe,
   decodeClose,
   decodeExecute,

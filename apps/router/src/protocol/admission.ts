@@ -10,11 +10,9 @@ import { cursorsEndedBy } from '../scatter/cursor-wire.js';
 import type { Session } from '../session/session.js';
 import type { Statement } from '../statement/statement.js';
 
-const views = new WeakMap<Session, AdmitTxn>();
-
 /** The session's transaction as admit() reads it (one object per session, read live). */
 export function txnView(s: Session): AdmitTxn {
-  let view = views.get(s);
+  let view = s.admitView as AdmitTxn | undefined;
   if (view === undefined) {
     const transactionPooling = s.services.config.poolMode === 'transaction';
     view = {
@@ -39,7 +37,7 @@ export function txnView(s: Session): AdmitTxn {
         return isSerializable(txn.beginSql, statements, s.settings.isolationDefault());
       },
     };
-    views.set(s, view);
+    s.admitView = view;
   }
   return view;
 }

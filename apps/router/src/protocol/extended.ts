@@ -5,13 +5,7 @@
 // round, the router's own portals run at their Execute under the snapshot their Bind had. The
 // shape drivers send most (Bind, [Describe,] Execute, Sync) takes this same path, synchronously
 // (no promise) until the round is sent, and a read of that shape may share a lane.
-import {
-  BIND_COMPLETE,
-  FrontendCode,
-  bindStatementName,
-  rewriteBindStatement,
-  decodeExecute,
-} from '@tessera/pg-wire';
+import { BIND_COMPLETE, FrontendCode, rewriteBindStatement, decodeExecute } from '@tessera/pg-wire';
 import { NO_SESSION_STATE, type Analysis, type SessionStateChange } from '@tessera/sql';
 import { typedParams } from '../routing/key-hash.js';
 import type { Routed } from '../admit/decision.js';
@@ -172,7 +166,7 @@ class BatchRun implements Batch, BindVia, CrossingBatch {
 
   private bindMessage(m: InMsg): Promise<void> | undefined {
     const s = this.s;
-    const rec = statementNamed(s.statements, bindStatementName(m.body));
+    const rec = statementNamed(s.statements, s.bindNames.of(m.body));
     const portal = newPortalName(s, m.body);
     const closing = dropPortal(s, s.portals.get(portal));
     if (closing !== undefined) return closing.then(() => this.bindMessage(m));

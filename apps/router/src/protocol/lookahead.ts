@@ -1,7 +1,7 @@
 // Looking ahead in an extended-protocol batch: the node its first pinned Bind goes to, so that
 // statements any node could answer before it (a Describe, SELECT 1) go there too and the batch
 // stays on one node. Only asked when such a statement comes first; Bind/Execute/Sync never asks.
-import { FrontendCode, bindStatementName, decodeParse } from '@tessera/pg-wire';
+import { FrontendCode, decodeParse } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
 import { typedParams } from '../routing/key-hash.js';
 import type { InMsg } from '../session/client-in.js';
@@ -27,7 +27,7 @@ export function preferredNode(
         continue;
       }
       if (m.code !== FrontendCode.Bind) continue;
-      const name = bindStatementName(m.body);
+      const name = s.bindNames.of(m.body);
       const f = filled?.(k);
       if (f instanceof Error) continue;
       const rec = s.statements.get(name);

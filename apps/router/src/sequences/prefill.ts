@@ -1,7 +1,7 @@
 // The extended protocol's side of cluster-wide sequences: the values for a batch's INSERTs are
 // drawn before the batch runs, so that looking ahead for the batch's node (protocol/lookahead.ts)
 // sees where each row goes. An error is kept for its Bind and raised there, in order.
-import { FrontendCode, bindParam, bindStatementName, decodeParse } from '@tessera/pg-wire';
+import { FrontendCode, bindParam, decodeParse } from '@tessera/pg-wire';
 import type { Analysis } from '@tessera/sql';
 import type { InMsg } from '../session/client-in.js';
 import type { Session } from '../session/session.js';
@@ -29,7 +29,7 @@ export function prefillBatch(
       continue;
     }
     if (m.code !== FrontendCode.Bind) continue;
-    const name = bindStatementName(m.body);
+    const name = s.bindNames.of(m.body);
     const a = parsed?.has(name) ? parsed.get(name) : s.statements.get(name)?.analysis;
     if (a === undefined) continue;
     // The size functions of sharded tables, measured on every node (session/catalog-reads.ts).

@@ -54,7 +54,15 @@ function tablesKey(catalog: Snapshot): string {
   return key;
 }
 
-const logins = new WeakMap<Session, LoginNames>();
+/** Kept in the session's `nameFacts`. */
+interface NameFacts {
+  login: LoginNames | undefined;
+  made: Made | undefined;
+}
+
+function factsOf(s: Session): NameFacts {
+  return ((s.nameFacts as NameFacts | undefined) ??= { login: undefined, made: undefined });
+}
 /** A session's last context and what it was made from (compared by identity first). */
 interface Made {
   readonly path: readonly string[];
@@ -62,7 +70,6 @@ interface Made {
   readonly home: HomeRelations;
   readonly ctx: NameContext;
 }
-const contexts = new WeakMap<Session, Made>();
 
 /**
  * Per router (its services object): how many times DDL may have changed names, counting the
@@ -164,9 +171,10 @@ export async function learnLoginNames(
   }));
   // The role's default path is the one of the client's login, as in Postgres: an ALTER ROLE
   // ... SET made since applies to later logins only.
-  const path = logins.get(s)?.defaultPath ?? defaultPath;
+  const facts = factsOf(s);
+  const path = facts.login?.defaultPath ?? defaultPath;
   const home = homeRelations(schemas, names, found, viewFacts(row[3]));
-  logins.set(s, { defaultPath: path, home, generation, part, tables: tablesKey(catalog) });
+  facts.login = { defaultPath: path, home, generation, part, tables: tablesKey(catalog) };
 }
 
 type ViewRow = [string, string, string | null, boolean, boolean | null, boolean, boolean];
@@ -290,7 +298,7 @@ function announceDdl(s: Session): Promise<void> {
  * the old facts and is tried again before the next statement.
  */
 export function refreshNames(s: Session): Promise<void> | undefined {
-  const login = logins.get(s);
+  const login = factsOf(s).login;
   if (login === undefined || s.cycle !== undefined) return undefined;
   const n = generationOf(s.services).n;
   const catalog = s.services.catalog();
@@ -351,16 +359,17 @@ async function refreshInTransaction(s: Session, catalog: Snapshot, part: object)
 
 /** The session's name context now (one object while nothing it depends on changes). */
 export function sessionNames(s: Session): NameContext {
-  const login = logins.get(s);
+  const facts = factsOf(s);
+  const login = facts.login;
   const path = s.settings.searchPath(s.inTransaction()) ?? login?.defaultPath ?? DEFAULT;
   const home = login?.home ?? NO_HOME_FACTS;
-  const hit = contexts.get(s);
+  const hit = facts.made;
   // The same objects as last time (settings memoize the parsed path): nothing to build.
   if (hit !== undefined && hit.path === path && hit.user === s.user && hit.home === home)
     return hit.ctx;
   const made = nameContext(path, s.user, home);
   const ctx = hit !== undefined && hit.ctx.key === made.key ? hit.ctx : made;
-  contexts.set(s, { path, user: s.user, home, ctx });
+  facts.made = { path, user: s.user, home, ctx };
   return ctx;
 }
 

@@ -53,15 +53,6 @@ export function rewriteQuery(
 }
 
 /**
- * Per prepared statement: its rewritten copy, for the named snapshot (epoch and names, one object
- * per pair: routing/names.ts) it was made under.
- */
-const records = new WeakMap<
-  StatementRecord,
-  { catalog: Snapshot; rec: StatementRecord | undefined }
->();
-
-/**
  * The copy of a prepared statement a Bind or Describe uses, its views and fences rewritten under
  * the session's names now (a SET search_path since the Parse counts, as Postgres analyses a
  * prepared statement again when the search_path changed); undefined: `rec` is used as it is.
@@ -70,14 +61,16 @@ export function rewrittenRecord(s: Session, rec: StatementRecord): StatementReco
   const catalog = named(s);
   const a = rec.analysis;
   if (catalog === undefined || a === undefined) return undefined;
-  const hit = records.get(rec);
+  // Per statement, for the named snapshot (epoch and names, one object per pair:
+  // routing/names.ts) it was made under.
+  const hit = rec.rewritten;
   if (hit !== undefined && hit.catalog === catalog) return hit.rec;
   const text = rewrittenNow(catalog, a);
   const made =
     text === a.sql
       ? undefined
       : new StatementRecord(rec.name, text, rec.paramTypes, s.services.cache.get(text));
-  records.set(rec, { catalog, rec: made });
+  rec.rewritten = { catalog, rec: made };
   return made;
 }
 

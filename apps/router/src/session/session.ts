@@ -8,6 +8,7 @@ import {
   READY_FOR_QUERY_IDLE,
   READY_FOR_QUERY_IN_TRANSACTION,
   type TransactionStatus,
+  BindStatementNames,
 } from '@tessera/pg-wire';
 import { BackendError, type Backend, type IdleOwner } from '../pool/backend.js';
 import { SessionPins } from './pins.js';
@@ -63,6 +64,8 @@ export class Session implements Cancellable {
   user = '';
   readonly settings = new SessionSettings();
   readonly statements = new Map<string, StatementRecord>();
+  /** The statement names of the client's Binds, decoded once per distinct name in a row. */
+  readonly bindNames = new BindStatementNames();
   /** Portals the router runs itself, by name (statement/portal.ts). */
   readonly portals = new Map<string, RouterPortal>();
   /** Reads across nodes fetched in parts, open now (scatter/cursor.ts). */
@@ -86,6 +89,13 @@ export class Session implements Cancellable {
   readonly pinned: SessionPins;
   /** Pinned nodes whose state a statement may have released (session/unpin.ts asks them). */
   unpinProbes: Set<string> | undefined = undefined;
+  /**
+   * What session/names.ts knows of the session's names (its login facts and last context): a
+   * field rather than a WeakMap there, since it is read several times per statement.
+   */
+  nameFacts: unknown = undefined;
+  /** protocol/admission.ts's view of the session's transaction for admit(), made once. */
+  admitView: unknown = undefined;
   /** What the backends this session holds tell it between statements (notifications, a FATAL). */
   readonly idleOwner: IdleOwner = {
     notification: (frame) => {

@@ -2,6 +2,7 @@
 // own names, and the router-unique name each gets on whichever backend runs it.
 import { createHash } from 'node:crypto';
 import { FrontendCode, Writer, writeParse } from '@tessera/pg-wire';
+import type { Snapshot } from '@tessera/keyspace';
 import type { Analysis } from '@tessera/sql';
 import { RouterError, SQLSTATE } from '../errors.js';
 import type { Backend } from '../pool/backend.js';
@@ -10,6 +11,11 @@ import type { InMsg } from '../session/client-in.js';
 
 export class StatementRecord {
   private named: { key: string; name: string } | undefined;
+  /**
+   * session/rewrite.ts's copy of this statement with views and fences rewritten, for the named
+   * snapshot it was made under (kept here: looked up at every Bind).
+   */
+  rewritten: { catalog: Snapshot; rec: StatementRecord | undefined } | undefined;
 
   constructor(
     /** The client's name ('' = unnamed). */
