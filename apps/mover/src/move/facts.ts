@@ -34,7 +34,6 @@ export interface NodeFacts {
   maxSlotWalKeepSize: string;
   maxLogicalWorkers: number;
   usedLogicalWorkers: number;
-  maxSyncWorkers: number;
   isSuperuser: boolean;
   canReplicate: boolean;
   prepared: PreparedXact[];
@@ -75,7 +74,7 @@ export interface MoveFacts {
 
 const SETTINGS = `select name, setting from pg_settings where name in
   ('wal_level', 'max_replication_slots', 'max_wal_senders', 'max_slot_wal_keep_size',
-   'max_logical_replication_workers', 'max_sync_workers_per_subscription', 'data_directory')`;
+   'max_logical_replication_workers', 'data_directory')`;
 
 async function nodeFacts(rt: JobRuntime, node: NodeAddr, host: string): Promise<NodeFacts> {
   return rt.nodes.with(node, 'postgres', async (c) => {
@@ -117,7 +116,6 @@ async function nodeFacts(rt: JobRuntime, node: NodeAddr, host: string): Promise<
       maxSlotWalKeepSize: s.get('max_slot_wal_keep_size') ?? '-1',
       maxLogicalWorkers: Number(s.get('max_logical_replication_workers') ?? 0),
       usedLogicalWorkers: Number(counts.workers),
-      maxSyncWorkers: Number(s.get('max_sync_workers_per_subscription') ?? 2),
       isSuperuser: role.rolsuper,
       canReplicate: role.rolsuper || role.rolreplication,
       prepared,

@@ -6,12 +6,13 @@ import { JobFailed } from '../errors.js';
 import type { JobKind, Outcome } from '../job/kind.js';
 import type { JobRuntime } from '../job/runtime.js';
 import { moveCtx, planOf, type MoveCtx } from './context.js';
+import { copy } from './copy.js';
 import { cutover } from './cutover.js';
 import { gatherFacts } from './facts.js';
 import { decidePlan } from './plan.js';
 import { prepare } from './prepare.js';
 import { MOVE_STEPS, type MovePlan, type MoveSpec } from './spec.js';
-import { catchUp, copy } from './sync.js';
+import { catchUp } from './sync.js';
 import { deleteOldRows, endMove, teardown, undoMove } from './teardown.js';
 import { verify } from './verify.js';
 

@@ -221,7 +221,7 @@ test('a cancelled move and a failed move both leave the cluster as it was', asyn
   assert.equal(await tryInsert('data2', fresh), 'refused', 'the target fence is narrow again');
   assert.equal(await tryInsert('data1', fresh), 'ok');
 
-  // Failed: a row the target already has makes the initial copy fail (disable_on_error).
+  // Failed: a row the target already has makes the initial copy fail (its COPY on the target).
   hooks.onPhase = async (_job, phase) => {
     if (phase !== 'preparing') return;
     // After prepare widened data2's fence and deleted stale rows: plant a conflicting row.
@@ -240,7 +240,10 @@ test('a cancelled move and a failed move both leave the cluster as it was', asyn
   job = await c.jobs.submitJob(moveRequest('accounts', range.lo, 'data2'));
   done = await waitForJob(c.jobs, job.id);
   assert.equal(done.state, JobState.FAILED);
-  assert.match(done.error, /subscription .* stopped after an error/);
+  assert.match(
+    done.error,
+    /copying postgres\/"public"\."accounts" from data1 to data2 failed: duplicate key/,
+  );
   assert.deepEqual(await snapshot(), start);
   assert.deepEqual(await replicationLeftovers(c.byName.values()), []);
   assert.deepEqual((await c.catalog.getCatalog({})).moves, []);

@@ -23,7 +23,6 @@ function node(name: string, over: Partial<NodeFacts> = {}): NodeFacts {
     maxSlotWalKeepSize: '4096',
     maxLogicalWorkers: 4,
     usedLogicalWorkers: 0,
-    maxSyncWorkers: 2,
     isSuperuser: true,
     canReplicate: true,
     prepared: [],
@@ -143,8 +142,8 @@ test('node settings and headroom are each refused with one sentence', () => {
     /wal_level=replica; a move needs wal_level=logical/,
   );
   assert.match(
-    refusedFor(facts({ source: node('data1', { usedSlots: 19 }) }), 'replication slots'),
-    /1 free replication slots of 20; the move needs 3/,
+    refusedFor(facts({ source: node('data1', { usedSlots: 20 }) }), 'replication slots'),
+    /0 free replication slots of 20; the move needs 1 \(one per database\)/,
   );
   assert.match(
     refusedFor(facts({ source: node('data1', { usedWalSenders: 20 }) }), 'wal senders'),
@@ -159,10 +158,10 @@ test('node settings and headroom are each refused with one sentence', () => {
   );
   assert.match(
     refusedFor(
-      facts({ targetFacts: node('data2', { usedLogicalWorkers: 3 }) }),
+      facts({ targetFacts: node('data2', { usedLogicalWorkers: 4 }) }),
       'logical replication workers',
     ),
-    /1 free logical replication workers of 4; the move needs at least 2/,
+    /0 free logical replication workers of 4; the move needs at least 1/,
   );
   assert.match(
     refusedFor(facts({ targetFacts: node('data2', { isSuperuser: false }) }), 'privileges'),

@@ -73,7 +73,6 @@ export function decidePlan(f: MoveFacts, limits: PlanLimits): MovePlan {
   const s = f.source;
   const t = f.targetFacts;
   if (s && t) {
-    const sync = Math.max(1, t.maxSyncWorkers);
     check(
       'wal_level',
       s.walLevel === 'logical',
@@ -81,14 +80,16 @@ export function decidePlan(f: MoveFacts, limits: PlanLimits): MovePlan {
         ? `node ${s.name} runs with wal_level=logical`
         : `node ${s.name} runs with wal_level=${s.walLevel}; a move needs wal_level=logical (set it in its postgresql.conf and restart it)`,
     );
-    const slotsNeeded = dbCount * (1 + sync);
+    // One slot per database, made by the mover, copied in and then streamed from; its WAL sender
+    // serves the copy's snapshot first and the subscription after (no table-sync slots).
+    const slotsNeeded = dbCount;
     const freeSlots = s.maxSlots - s.usedSlots;
     check(
       'replication slots',
       freeSlots >= slotsNeeded,
       freeSlots >= slotsNeeded
         ? `node ${s.name} has ${freeSlots} free replication slots of ${s.maxSlots} (the move needs ${slotsNeeded})`
-        : `node ${s.name} has ${freeSlots} free replication slots of ${s.maxSlots}; the move needs ${slotsNeeded} (one per database for the stream and ${sync} for the initial copy): raise max_replication_slots or drop unused slots`,
+        : `node ${s.name} has ${freeSlots} free replication slots of ${s.maxSlots}; the move needs ${slotsNeeded} (one per database): raise max_replication_slots or drop unused slots`,
     );
     const freeSenders = s.maxWalSenders - s.usedWalSenders;
     check(
@@ -106,13 +107,15 @@ export function decidePlan(f: MoveFacts, limits: PlanLimits): MovePlan {
         ? `node ${s.name} caps the WAL a slot may hold (max_slot_wal_keep_size=${s.maxSlotWalKeepSize} MB)`
         : `node ${s.name} has max_slot_wal_keep_size=-1 (unlimited), so a stalled move could fill its disk with WAL; set it (for example 4GB) and reload`,
     );
+    // The subscription's apply worker only: with the rows copied by the mover it starts no
+    // table-sync worker.
     const freeWorkers = t.maxLogicalWorkers - t.usedLogicalWorkers;
     check(
       'logical replication workers',
-      freeWorkers >= 2 * dbCount,
-      freeWorkers >= 2 * dbCount
+      freeWorkers >= dbCount,
+      freeWorkers >= dbCount
         ? `node ${t.name} has ${freeWorkers} free logical replication workers of ${t.maxLogicalWorkers}`
-        : `node ${t.name} has ${freeWorkers} free logical replication workers of ${t.maxLogicalWorkers}; the move needs at least ${2 * dbCount}: raise max_logical_replication_workers (and max_worker_processes)`,
+        : `node ${t.name} has ${freeWorkers} free logical replication workers of ${t.maxLogicalWorkers}; the move needs at least ${dbCount}: raise max_logical_replication_workers (and max_worker_processes)`,
     );
     check(
       'privileges',
@@ -230,8 +233,8 @@ export function decidePlan(f: MoveFacts, limits: PlanLimits): MovePlan {
     `plan: check both nodes and every table of ${ks} (done)`,
     `prepare: declare the move in the catalog (DDL on ${ks}'s tables is refused until it ends)` +
       (missing.length > 0 ? `; create ${missing.join(', ')} on ${f.target}` : '') +
-      `; give ${source} and ${f.target} the function-based fence; delete stale rows of the range on ${f.target}; widen ${f.target}'s fence to the range; publish the range on ${source} (row filter on the key's hash) and subscribe on ${f.target}`,
-    `copy: ${rows} rows, ${bytesText(bytes)} by the subscription's initial copy (about ${copySeconds.toFixed(1)} s)`,
+      `; give ${source} and ${f.target} the function-based fence; delete stale rows of the range on ${f.target}; widen ${f.target}'s fence to the range; publish the range on ${source} (row filter on the key's hash)`,
+    `copy: create the move's slot on ${source} exporting its snapshot, COPY ${rows} rows, ${bytesText(bytes)} in it to ${f.target} (binary where the types allow; about ${copySeconds.toFixed(1)} s), then subscribe on ${f.target} to stream from the slot`,
     `sync: stream changes until 3 marker round trips in a row take at most ${limits.catchupBudgetMs} ms`,
     `cutover (writes of ${range} held, at most ${limits.cutoverBudgetMs} ms or abort and retry): freeze the range, wait for every router's ack, narrow ${source}'s fence (CREATE OR REPLACE FUNCTION, no table lock), wait for writers that began before, marker round trip, take verification snapshots, owner := ${f.target} (still frozen), wait for every router's ack, release`,
     `verify: per chunk, row count and two order-independent digests on both snapshots (about ${verifySeconds.toFixed(1)} s)`,

@@ -1,44 +1,17 @@
 // The prepare step of a move (DESIGN.md section 6, step 2): declare the move in the catalog, then
 // per database, each object after its cleanup record: the marker table and row, the tables the
 // target lacks, both nodes' function-based fences (the target's widened to the range), stale
-// rows of the range deleted on the target, the publication on the source, the subscription (and
-// with it the slot) on the target. Every action is idempotent, so a crash anywhere in here is
-// resumed by simply running the step again.
-import { JobFailed } from '../errors.js';
+// rows of the range deleted on the target, the publication on the source. The slot and the
+// subscription come with the copy (move/copy.ts). Every action is idempotent, so a crash
+// anywhere in here is resumed by simply running the step again.
 import { writeFence } from '../pg/fences.js';
 import { deleteMarkerRow, ensureMarkerRow, ensureMarkerTable } from '../pg/marker.js';
-import { createPublication, createSubscription, subscriptionStatus } from '../pg/replication.js';
+import { createPublication, subscriptionStatus } from '../pg/replication.js';
 import { deleteRange } from '../pg/rows.js';
 import { copyTableDefinitions } from '../pg/schema.js';
 import { ident } from '../nodes/sessions.js';
 import { ownedRanges, withRange } from './catalog-view.js';
 import type { MoveCtx, MoveDb } from './context.js';
-
-/** Waits (bounded) until the source has no Tessera prepared transaction; refuses on others. */
-export async function awaitNoPrepared(ctx: MoveCtx): Promise<void> {
-  const { rt } = ctx;
-  const start = Date.now();
-  for (;;) {
-    const rows = await rt.nodes.with(
-      ctx.source,
-      'postgres',
-      async (c) =>
-        (await c.query<{ gid: string }>('select gid from pg_prepared_xacts order by prepared'))
-          .rows,
-    );
-    const foreign = rows.find((r) => !r.gid.startsWith('tessera:'));
-    if (foreign)
-      throw new JobFailed(
-        `node ${ctx.source.name} has prepared transaction '${foreign.gid}' that Tessera did not make; it blocks the move's replication slot: COMMIT PREPARED or ROLLBACK PREPARED it`,
-      );
-    if (rows.length === 0) return;
-    if (Date.now() - start > rt.config.preparedWaitMs)
-      throw new JobFailed(
-        `node ${ctx.source.name} still has ${rows.length} Tessera prepared transaction(s) (oldest ${rows[0]!.gid}) after ${Math.round(rt.config.preparedWaitMs / 1000)} s; they block the move's replication slot: see tessera txn list and tessera txn resolve`,
-      );
-    await rt.sleep(200);
-  }
-}
 
 async function ensureDatabase(ctx: MoveCtx, db: string): Promise<void> {
   await ctx.rt.nodes.with(ctx.target, 'postgres', async (c) => {
@@ -171,40 +144,6 @@ async function prepareDb(ctx: MoveCtx, db: MoveDb): Promise<void> {
     });
     await createPublication(a, db.objects, ks, range, db.tables, jobId);
     await rt.phase('preparing', 'prepare');
-
-    // The subscription on the target, and with it the slot on the source.
-    await rt.recordCleanup({
-      node: source.name,
-      database: db.name,
-      kind: 'slot',
-      name: db.objects,
-      policy: 'always',
-    });
-    await rt.recordCleanup({
-      node: target.name,
-      database: db.name,
-      kind: 'subscription',
-      name: db.objects,
-      policy: 'always',
-    });
-    if (!(await subscriptionStatus(b, db.objects))) {
-      await awaitNoPrepared(ctx);
-      await createSubscription(b, db.objects, rt.nodes.conninfo(source, db.name, db.objects));
-    }
-    const status = await subscriptionStatus(b, db.objects);
-    if (!status)
-      throw new JobFailed(
-        `the subscription ${db.objects} on ${target.name} vanished right after it was created`,
-      );
-    // The table-sync slots are named after the subscription's oid: record it for the cleanup.
-    await rt.recordCleanup({
-      node: source.name,
-      database: db.name,
-      kind: 'slot',
-      name: db.objects,
-      policy: 'always',
-      detailJson: JSON.stringify({ subOid: status.oid }),
-    });
   } finally {
     await a.end().catch(() => undefined);
     await b.end().catch(() => undefined);

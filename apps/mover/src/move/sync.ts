@@ -1,12 +1,10 @@
-// The copy and sync steps of a move: wait until the subscription copied every table (all
-// pg_subscription_rel states 'r'), reporting rows copied; then stream until the marker comes back
-// within the catch-up budget three times in a row (research/moves.md 1.5: never start a cutover
-// on a lag estimate). A subscription that stopped on an error, or a slot whose WAL was removed,
-// fails the job with one sentence (the job then undoes itself).
+// The sync step of a move: stream until the marker comes back within the catch-up budget three
+// times in a row (research/moves.md 1.5: never start a cutover on a lag estimate). A subscription
+// that stopped on an error, or a slot whose WAL was removed, fails the job with one sentence (the
+// job then undoes itself). The copy before it is move/copy.ts.
 import { JobFailed } from '../errors.js';
 import { markerRoundTrip } from '../pg/marker.js';
-import { copyProgress, slotLag, subscriptionStatus } from '../pg/replication.js';
-import { oidsOf } from '../pg/writers.js';
+import { slotLag, subscriptionStatus } from '../pg/replication.js';
 import type { MoveCtx } from './context.js';
 
 const REPORT_EVERY_MS = 1_000;
@@ -23,97 +21,6 @@ async function checkSlot(ctx: MoveCtx, name: string, database: string): Promise<
     );
   ctx.rt.metrics.lagBytes.set({ job: ctx.rt.id.toString() }, lag.lagBytes);
   return lag.lagBytes;
-}
-
-export interface CopyResult {
-  rows: number;
-  bytes: number;
-  /** Until every table was ready (state 'r'): the step's whole time. */
-  seconds: number;
-  /** Until every table's rows were copied (states 'f', 's' or 'r'); the rest is the apply
-   * worker catching the tables up and marking them ready, streaming like the sync step. */
-  copiedSeconds: number;
-  /** Until the first table sync worker began copying (worker start-up). */
-  startSeconds: number;
-}
-
-export async function copy(ctx: MoveCtx): Promise<CopyResult> {
-  const { rt, plan } = ctx;
-  const start = Date.now();
-  const since = () => (Date.now() - start) / 1000;
-  let startSeconds: number | undefined;
-  let copiedSeconds: number | undefined;
-  let lastReport = 0;
-  let counted = 0;
-  const totalRows = plan.rows;
-  for (;;) {
-    rt.checkpoint();
-    let done = true;
-    let copied = true;
-    let begun = false;
-    let rows = 0;
-    let bytes = 0;
-    for (const db of ctx.dbs) {
-      const status = await rt.nodes.with(ctx.target, db.name, async (c) => {
-        const s = await subscriptionStatus(c, db.objects);
-        if (!s) return undefined;
-        const copying = s.states.filter((x) => x.state === 'd').map((x) => x.relid);
-        return {
-          s,
-          oids: await oidsOf(c, db.regclasses),
-          progress: await copyProgress(c, copying),
-        };
-      });
-      if (!status)
-        throw new JobFailed(
-          `the move's subscription ${db.objects} is missing on ${ctx.target.name}; the job undoes itself (retry the move)`,
-        );
-      const { s, oids, progress } = status;
-      if (!s.enabled)
-        throw new JobFailed(
-          `the move's subscription ${db.objects} on ${ctx.target.name} stopped after an error (${s.syncErrors} in the copy, ${s.applyErrors} applying changes; its server log says which); the job undoes itself`,
-        );
-      await checkSlot(ctx, db.objects, db.name);
-      const tables = plan.databases[db.index]!.tables;
-      for (const st of s.states) {
-        if (st.state !== 'r') done = false;
-        if (st.state !== 'i') begun = true;
-        if (st.state === 'r' || st.state === 's' || st.state === 'f') {
-          const t = tables[oids.indexOf(st.relid)];
-          rows += t?.rows ?? 0;
-          bytes += t?.bytes ?? 0;
-        } else copied = false;
-      }
-      rows += progress.rows;
-      bytes += progress.bytes;
-    }
-    if (begun) startSeconds ??= since();
-    if (copied) copiedSeconds ??= since();
-    if (rows > counted) {
-      rt.metrics.rowsCopied.inc({ keyspace: plan.keyspace }, rows - counted);
-      counted = rows;
-    }
-    if (done || Date.now() - lastReport > REPORT_EVERY_MS) {
-      lastReport = Date.now();
-      await rt.report('copy', { progress: { rows, totalRows, bytes, totalBytes: plan.bytes } });
-    }
-    if (done) {
-      const seconds = since();
-      rt.metrics.bytesCopied.inc({ keyspace: plan.keyspace }, plan.bytes);
-      return {
-        rows: totalRows,
-        bytes: plan.bytes,
-        seconds,
-        copiedSeconds: copiedSeconds ?? seconds,
-        startSeconds: startSeconds ?? seconds,
-      };
-    }
-    if (Date.now() - start > rt.config.syncTimeoutMs)
-      throw new JobFailed(
-        `the initial copy did not finish within ${Math.round(rt.config.syncTimeoutMs / 1000)} s`,
-      );
-    await rt.sleep(100);
-  }
 }
 
 /** Streams until three marker round trips in a row (every database) take at most the budget. */

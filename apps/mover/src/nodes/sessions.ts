@@ -54,6 +54,30 @@ export class NodeSessions {
     return client;
   }
 
+  /**
+   * A replication connection (walsender, `replication=database`) to `database` of `node`: for
+   * CREATE_REPLICATION_SLOT with an exported snapshot, which only this protocol offers. It
+   * accepts no settings; the caller ends it.
+   */
+  async connectReplication(node: NodeAddr, database: string, purpose = ''): Promise<pg.Client> {
+    // @types/pg does not list `replication`; pg passes it on as a startup parameter.
+    const config: pg.ClientConfig & { replication: 'database' } = {
+      host: node.host,
+      port: node.port,
+      database,
+      user: this.auth.user,
+      password: this.auth.password,
+      connectionTimeoutMillis: 10_000,
+      application_name: purpose ? `${this.appName} ${purpose}`.slice(0, 63) : this.appName,
+      keepAlive: true,
+      replication: 'database',
+    };
+    const client = new pg.Client(config);
+    client.on('error', () => undefined);
+    await client.connect();
+    return client;
+  }
+
   /** Runs `fn` on a new session and ends it. */
   async with<T>(
     node: NodeAddr,

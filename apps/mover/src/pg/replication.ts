@@ -1,7 +1,8 @@
 // The move's logical replication objects (research/moves.md 1.6, design A): a publication on the
 // source with the range's row filter for every table of the keyspace plus the job's marker row,
-// a subscription on the target (initial copy, then streaming), and their removal, which never
-// leaves a slot behind: a slot still in use is freed by ending its walsender first.
+// a subscription on the target (streaming from the slot the mover created and copied in, or, for
+// a new node's reference tables, with Postgres's own initial copy), and their removal, which
+// never leaves a slot behind: a slot still in use is freed by ending its walsender first.
 import { rowFilterSql, type HashRange } from '@tessera/keyspace';
 import type pg from 'pg';
 import type { KeyspaceInfo, ShardedTable } from '../move/catalog-view.js';
@@ -70,36 +71,35 @@ export async function subscriptionStatus(
   };
 }
 
+export interface SubscriptionOptions {
+  /**
+   * The slot (named like the subscription) already exists on the source and the rows it starts
+   * from are already on the target, copied by the mover in the slot's exported snapshot
+   * (pg/snapshot-copy.ts): no slot and no copy of its own, every table ready at once, and the
+   * stream begins at the slot's consistent point. Otherwise the subscription creates the slot and
+   * copies every table itself (tablesync: text format, one temporary slot per table).
+   */
+  existingSlot?: boolean;
+}
+
 /**
- * CREATE SUBSCRIPTION on the target (which creates the slot on the source: it waits for the
- * transactions running there, so 2PC leftovers must be cleared first). Answers false when it
- * already existed.
+ * CREATE SUBSCRIPTION on the target. Without `existingSlot` it creates the slot on the source,
+ * which waits for the transactions running there, so 2PC leftovers must be cleared first.
+ * Answers false when it already existed.
  */
 export async function createSubscription(
   c: pg.ClientBase,
   name: string,
   conninfo: string,
+  opts: SubscriptionOptions = {},
 ): Promise<boolean> {
   if (await subscriptionStatus(c, name)) return false;
+  const slot = opts.existingSlot ? 'create_slot = false, copy_data = false' : 'copy_data = true';
   await c.query(
     `CREATE SUBSCRIPTION ${ident(name)} CONNECTION ${literal(conninfo)} PUBLICATION ${ident(name)}
-       WITH (copy_data = true, streaming = on, binary = true, disable_on_error = true, slot_name = ${literal(name)})`,
+       WITH (${slot}, streaming = on, binary = true, disable_on_error = true, slot_name = ${literal(name)})`,
   );
   return true;
-}
-
-/** Rows and bytes the subscription's initial copy has written so far (tables still copying). */
-export async function copyProgress(
-  c: pg.ClientBase,
-  relids: readonly number[],
-): Promise<{ rows: number; bytes: number }> {
-  if (relids.length === 0) return { rows: 0, bytes: 0 };
-  const { rows } = await c.query<{ rows: string; bytes: string }>(
-    `select coalesce(sum(tuples_processed), 0)::text as rows, coalesce(sum(bytes_processed), 0)::text as bytes
-       from pg_stat_progress_copy where relid = any($1::oid[]) and command = 'COPY FROM'`,
-    [relids],
-  );
-  return { rows: Number(rows[0]!.rows), bytes: Number(rows[0]!.bytes) };
 }
 
 /**
@@ -157,6 +157,18 @@ export async function dropSlots(
     await new Promise((r) => setTimeout(r, 20 * (attempt + 1)));
   }
   throw new Error(`replication slot ${name} stayed in use after ending its walsender 50 times`);
+}
+
+/** The slot's walsender, null when none holds it; undefined when there is no such slot. */
+export async function slotHolder(
+  c: pg.ClientBase,
+  name: string,
+): Promise<number | null | undefined> {
+  const { rows } = await c.query<{ active_pid: number | null }>(
+    'select active_pid from pg_replication_slots where slot_name = $1',
+    [name],
+  );
+  return rows.length === 0 ? undefined : rows[0]!.active_pid;
 }
 
 /** WAL between the source's position and what the slot confirmed; wal_status too ('lost' = unrecoverable). */
