@@ -26,9 +26,9 @@ export class NodeSessions {
     private readonly appName = 'tessera-mover',
   ) {}
 
-  /** A new session on `database` of `node`; the caller ends it. */
-  async connect(node: NodeAddr, database: string, purpose = ''): Promise<pg.Client> {
-    const client = new pg.Client({
+  /** How every session of the mover reaches `database` of `node`. */
+  private config(node: NodeAddr, database: string, purpose: string): pg.ClientConfig {
+    return {
       host: node.host,
       port: node.port,
       database,
@@ -37,10 +37,20 @@ export class NodeSessions {
       connectionTimeoutMillis: 10_000,
       application_name: purpose ? `${this.appName} ${purpose}`.slice(0, 63) : this.appName,
       keepAlive: true,
-    });
-    // A node dying mid-call surfaces as the query's rejection; never as an unhandled error.
+    };
+  }
+
+  /** Connects; a node dying mid-call surfaces as the query's rejection, never unhandled. */
+  private async open(config: pg.ClientConfig): Promise<pg.Client> {
+    const client = new pg.Client(config);
     client.on('error', () => undefined);
     await client.connect();
+    return client;
+  }
+
+  /** A new session on `database` of `node`; the caller ends it. */
+  async connect(node: NodeAddr, database: string, purpose = ''): Promise<pg.Client> {
+    const client = await this.open(this.config(node, database, purpose));
     try {
       await client.query(
         // synchronous_commit on: a marker's commit must reach the WAL (and so the walsender) at
@@ -59,23 +69,13 @@ export class NodeSessions {
    * CREATE_REPLICATION_SLOT with an exported snapshot, which only this protocol offers. It
    * accepts no settings; the caller ends it.
    */
-  async connectReplication(node: NodeAddr, database: string, purpose = ''): Promise<pg.Client> {
+  connectReplication(node: NodeAddr, database: string, purpose = ''): Promise<pg.Client> {
     // @types/pg does not list `replication`; pg passes it on as a startup parameter.
     const config: pg.ClientConfig & { replication: 'database' } = {
-      host: node.host,
-      port: node.port,
-      database,
-      user: this.auth.user,
-      password: this.auth.password,
-      connectionTimeoutMillis: 10_000,
-      application_name: purpose ? `${this.appName} ${purpose}`.slice(0, 63) : this.appName,
-      keepAlive: true,
+      ...this.config(node, database, purpose),
       replication: 'database',
     };
-    const client = new pg.Client(config);
-    client.on('error', () => undefined);
-    await client.connect();
-    return client;
+    return this.open(config);
   }
 
   /** Runs `fn` on a new session and ends it. */
