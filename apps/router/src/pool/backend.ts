@@ -12,7 +12,6 @@ import {
   decodeParameterStatus,
   decodeReadyForQuery,
   frameBytes,
-  writeCancelRequest,
   writeStartupMessage,
   type Frame,
   type NoticeFields,
@@ -22,19 +21,11 @@ import { RouterError } from '../errors.js';
 import { readInto } from './read-buffer.js';
 import { writePieces } from '../socket-write.js';
 import { LoginAuth, unreachable } from './backend-login.js';
+import { CANCEL_RESEND_MS, CANCEL_TRIES, sendCancelRequest } from './cancel-request.js';
 import type { ScramPassThrough } from './scram-pass-through.js';
+import { BackendError, type BackendTarget, type IdleOwner } from './backend-types.js';
 
-export interface BackendTarget {
-  readonly node: string;
-  readonly host: string;
-  readonly port: number;
-  readonly database: string;
-  readonly user: string;
-  /** Used only if the node asks for a password. */
-  readonly password?: string | undefined;
-  /** Sent at login when set (the router's own connections name themselves). */
-  readonly applicationName?: string | undefined;
-}
+export { BackendError, type BackendTarget, type IdleOwner } from './backend-types.js';
 
 /** What a session registers to receive a backend's frames while it uses it. */
 export interface BackendSink {
@@ -44,27 +35,6 @@ export interface BackendSink {
   onReadable(backend: Backend, chunk: Buffer): void;
   /** The connection closed or failed; the backend is dead. */
   onClosed(backend: Backend, error: Error): void;
-}
-
-/**
- * The session holding a backend between its statements: told of what the node sends then (a
- * LISTEN's notifications, a FATAL before the node closes the connection).
- */
-export interface IdleOwner {
-  /** A NotificationResponse frame, whole. */
-  notification(frame: Buffer): void;
-  /** The node sent a FATAL error and the connection is gone. */
-  fatal(fields: NoticeFields): void;
-}
-
-/** An ErrorResponse a node sent, kept whole so the client sees the node's own fields. */
-export class BackendError extends Error {
-  override readonly name = 'BackendError';
-  readonly sqlstate: string;
-  constructor(readonly fields: NoticeFields) {
-    super(fields.message);
-    this.sqlstate = fields.code;
-  }
 }
 
 let nextId = 1;
@@ -104,6 +74,9 @@ export class Backend {
   private readonly queued: BackendSink[] = [];
   /** Owners whose cancel waits until their statement is the one running. */
   private cancelWanted: Set<object> | undefined;
+  /** CancelRequests sent and not yet delivered by the node (Backend.sendCancel). */
+  cancelsInFlight = 0;
+  private afterCancels: (() => void)[] | undefined;
 
   private constructor(
     readonly target: BackendTarget,
@@ -299,7 +272,7 @@ export class Backend {
     this.sink = next;
     if (next !== undefined) this.headSinceMs = Date.now();
     const owner = next?.owner;
-    if (owner !== undefined && this.cancelWanted?.delete(owner)) void this.sendCancel();
+    if (owner !== undefined && this.cancelWanted?.delete(owner)) this.cancelHead(next);
   }
 
   /**
@@ -307,29 +280,45 @@ export class Backend {
    * statement runs (it would be the one cancelled), when `owner`'s turn comes.
    */
   cancelFor(owner: object): void {
-    const active = this.sink?.owner;
-    if (active === undefined || active === owner) return void this.sendCancel();
+    const head = this.sink;
+    // A sink without an owner is the session's own reader (a read across nodes, leaf-run.ts).
+    if (head === undefined || head.owner === undefined || head.owner === owner)
+      return this.cancelHead(head);
     if (this.queued.some((q) => q.owner === owner)) (this.cancelWanted ??= new Set()).add(owner);
   }
 
   /**
-   * A CancelRequest with this connection's key, on a connection of its own as Postgres wants;
-   * resolves when the node closed that connection (or after 5 s).
+   * Cancels the statement of `head`, sending again while that statement still runs with nothing
+   * queued behind it (a cancel reaching the node between its messages is ignored, cancel-request.ts).
+   */
+  private cancelHead(head: BackendSink | undefined, tries = 1): void {
+    void this.sendCancel().then(() => {
+      if (head === undefined || tries >= CANCEL_TRIES) return;
+      setTimeout(() => {
+        if (this.sink === head && this.queued.length === 0 && !this.dead)
+          this.cancelHead(head, tries + 1);
+      }, CANCEL_RESEND_MS * tries).unref();
+    });
+  }
+
+  /**
+   * Sends a CancelRequest for this connection; resolves when the node has delivered it. Until then
+   * the backend takes no other statement (Pool.lend, Pool.release): it could be the one cancelled.
    */
   sendCancel(): Promise<void> {
-    return new Promise((resolve) => {
-      const socket = connect({ host: this.target.host, port: this.target.port });
-      const done = (): void => {
-        socket.destroy();
-        resolve();
-      };
-      socket.on('error', done);
-      socket.on('close', done);
-      socket.setTimeout(5000, done);
-      socket.on('connect', () =>
-        socket.end(writeCancelRequest(new Writer(16), this.pid, this.secret).flush()),
-      );
+    this.cancelsInFlight++;
+    return sendCancelRequest(this.target, this.pid, this.secret).then(() => {
+      if (--this.cancelsInFlight > 0) return;
+      const after = this.afterCancels;
+      this.afterCancels = undefined;
+      if (after !== undefined) for (const f of after) f();
     });
+  }
+
+  /** Runs `f` once no cancel is on its way to the node (now, when none is). */
+  whenCancelsDelivered(f: () => void): void {
+    if (this.cancelsInFlight === 0) return f();
+    (this.afterCancels ??= []).push(f);
   }
 
   /** Writes; false when the socket's buffer is over its mark (await drained()). */

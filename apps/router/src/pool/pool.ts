@@ -171,7 +171,7 @@ export class Pool {
   ): Backend | undefined {
     let best: Backend | undefined;
     for (const l of this.lanes) {
-      if (l.dead || l.inFlight >= depth || l.laneTurnsLeft <= 0) continue;
+      if (l.dead || l.inFlight >= depth || l.laneTurnsLeft <= 0 || l.cancelsInFlight > 0) continue;
       if (best !== undefined && l.inFlight >= best.inFlight) continue;
       if (l.headSinceMs < headAfterMs) continue;
       if (l.settingsKey !== key) continue;
@@ -238,8 +238,10 @@ export class Pool {
     this.total++;
   }
 
-  /** Takes a backend back. Dead ones, ones inside a transaction, and bloated ones are closed. */
+  /** Takes a backend back (once no cancel is on its way to it). Dead ones, ones inside a transaction, and bloated ones are closed. */
   release(b: Backend): void {
+    // A cancel still on its way could stop the next client's statement instead.
+    if (b.cancelsInFlight > 0) return b.whenCancelsDelivered(() => this.release(b));
     b.idleOwner = undefined;
     if (b.pinnedOut) {
       // Another client must never get it: closing it drops the state on the node.
