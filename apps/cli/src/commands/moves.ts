@@ -118,7 +118,8 @@ export const rangeMoveCommands: Command[] = [
       "frozen (routers hold its writes, reads go on), the old owner's fence narrows, the target\n" +
       'catches up, ownership flips, writes are released; the copies are verified and the old\n' +
       'copy deleted. --plan runs the checks (replication settings, replica identity of every\n' +
-      'table, prepared transactions, disk) and prints every step without changing anything.',
+      'table, no partitioned tables, prepared transactions, disk) and prints every step without\n' +
+      'changing anything.',
     examples: [
       'tessera range move tenants:-9223372036854775808 --to data3 --plan',
       'tessera range move tenants:-9223372036854775808 --to data3 --yes --wait',

@@ -1,8 +1,9 @@
 // The facts a move's plan is decided from (move/plan.ts decides; this file only reads): both
 // nodes' replication settings and headroom, the prepared transactions on the source (waiting a
 // bounded time for 2PC recovery to clear Tessera's own), every table of the keyspace in every
-// database of the source with its replica identity and the range's rows and bytes in it, what
-// the target lacks, and the target's free disk when the mover can see it.
+// database of the source with its replica identity, whether it is partitioned or a partition,
+// and the range's rows and bytes in it, what the target lacks, and the target's free disk when
+// the mover can see it.
 import { statfsSync } from 'node:fs';
 import { keyHashSql } from '@tessera/keyspace';
 import { NodeState, RangeState, isLoopback, type Catalog } from '@tessera/proto';
@@ -46,6 +47,10 @@ export interface TableFacts extends ShardedTable {
   replicaIdentity: string;
   /** Columns of the replica identity (all columns for FULL), null when there are none. */
   identityColumns: string[] | null;
+  /** pg_class.relkind: 'r' an ordinary table, 'p' a partitioned one. */
+  relkind: string;
+  /** The partitioned table (schema.name) this one is a partition of (relispartition), or null. */
+  partitionOf: string | null;
   columns: string[];
   rows: number;
   bytes: number;
@@ -158,8 +163,19 @@ async function tableFacts(
   const oid = found.rows[0]?.oid;
   if (oid === null || oid === undefined) return undefined;
   const ri = (
-    await c.query<{ ident: string; cols: string[] | null; reltuples: number }>(
-      `select c.relreplident as ident, c.reltuples,
+    await c.query<{
+      ident: string;
+      cols: string[] | null;
+      reltuples: number;
+      relkind: string;
+      parent: string | null;
+    }>(
+      `select c.relreplident as ident, c.reltuples, c.relkind,
+              case when c.relispartition then
+                (select pn.nspname || '.' || p.relname from pg_inherits h
+                   join pg_class p on p.oid = h.inhparent join pg_namespace pn on pn.oid = p.relnamespace
+                  where h.inhrelid = c.oid)
+              end as parent,
               case c.relreplident
                 when 'f' then (select array_agg(a.attname::text order by a.attnum) from pg_attribute a
                                 where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped)
@@ -197,6 +213,8 @@ async function tableFacts(
     ...t,
     replicaIdentity: ri.ident,
     identityColumns: ri.cols,
+    relkind: ri.relkind,
+    partitionOf: ri.parent,
     columns,
     rows: Number(size.n) * scale,
     bytes: Number(size.b) * scale,

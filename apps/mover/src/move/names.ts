@@ -6,10 +6,5 @@ export function replicationName(jobId: bigint, dbIndex: number): string {
   return `tessera_mv_${jobId}_${dbIndex}`;
 }
 
-/** Slots a subscription's table synchronization workers create (PG 15: pg_<suboid>_sync_<relid>_<sysid>). */
-export function tablesyncSlotPattern(subOid: number): string {
-  return `pg_${subOid}_sync_%`;
-}
-
 /** The marker table every node gets: one row per move job, published with the job's row filter. */
 export const MARKER_TABLE = 'tessera.mover_marker';

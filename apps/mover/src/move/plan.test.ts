@@ -39,6 +39,8 @@ function table(over: Partial<TableFacts> = {}): TableFacts {
     keyColumn: 'tenant_id',
     replicaIdentity: 'd',
     identityColumns: ['tenant_id', 'id'],
+    relkind: 'r',
+    partitionOf: null,
     columns: ['amount', 'id', 'tenant_id'],
     rows: 150_000,
     bytes: 40 * 1024 * 1024,
@@ -112,6 +114,29 @@ test('the key not in the replica identity is refused with the fix', () => {
   );
   assert.deepEqual(full.refusals, []);
   assert.match(full.warnings.join(' '), /REPLICA IDENTITY FULL/);
+});
+
+test('a partitioned table or a partition is refused; an ordinary table passes', () => {
+  const parent = refusedFor(
+    facts({}, [{ name: 'app', tables: [table({ name: 'events', relkind: 'p' })] }]),
+    'partitioning',
+  );
+  assert.match(
+    parent,
+    /^table public\.events \(database app\) is partitioned; moving ranges of partitioned tables is not supported yet: .*FROM ONLY/,
+  );
+  const child = refusedFor(
+    facts({}, [
+      { name: 'app', tables: [table({ name: 'events_0', partitionOf: 'public.events' })] },
+    ]),
+    'partitioning',
+  );
+  assert.match(
+    child,
+    /^table public\.events_0 \(database app\) is a partition of public\.events; /,
+  );
+  const plan = decidePlan(facts(), LIMITS);
+  assert.ok(plan.checks.some((c) => c.name === 'partitioning' && c.ok));
 });
 
 test('pending prepared transactions are refused: ours after the wait, others at once', () => {
