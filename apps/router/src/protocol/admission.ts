@@ -10,36 +10,52 @@ import { cursorsEndedBy } from '../scatter/cursor-wire.js';
 import type { Session } from '../session/session.js';
 import type { Statement } from '../statement/statement.js';
 
+/**
+ * The session's transaction as admit() reads it, read live. A class, not an object literal with
+ * getters: a literal's getters close over their session, so every session's view had a map of
+ * its own and admit()'s reads of it went megamorphic.
+ */
+class TxnView implements AdmitTxn {
+  readonly transactionPooling: boolean;
+
+  constructor(private readonly s: Session) {
+    this.transactionPooling = s.services.config.poolMode === 'transaction';
+  }
+
+  get phase(): AdmitTxn['phase'] {
+    return this.s.txn.phase;
+  }
+
+  get status(): AdmitTxn['status'] {
+    return this.s.status();
+  }
+
+  get names(): AdmitTxn['names'] {
+    return sessionNames(this.s);
+  }
+
+  firstWriteEpoch(node: string): bigint | undefined {
+    return this.s.txn.firstWriteEpoch(node);
+  }
+
+  touched(node: string): boolean {
+    return this.s.txn.touched(node);
+  }
+
+  get touchedCount(): number {
+    return this.s.txn.touchedCount;
+  }
+
+  get serializable(): boolean {
+    const txn = this.s.txn;
+    const statements = txn.phase === 'deferred' ? txn.prelude : txn.replayLog;
+    return isSerializable(txn.beginSql, statements, this.s.settings.isolationDefault());
+  }
+}
+
 /** The session's transaction as admit() reads it (one object per session, read live). */
 export function txnView(s: Session): AdmitTxn {
-  let view = s.admitView as AdmitTxn | undefined;
-  if (view === undefined) {
-    const transactionPooling = s.services.config.poolMode === 'transaction';
-    view = {
-      get phase() {
-        return s.txn.phase;
-      },
-      get status() {
-        return s.status();
-      },
-      transactionPooling,
-      get names() {
-        return sessionNames(s);
-      },
-      firstWriteEpoch: (node) => s.txn.firstWriteEpoch(node),
-      touched: (node) => s.txn.touched(node),
-      get touchedCount() {
-        return s.txn.touchedCount;
-      },
-      get serializable() {
-        const txn = s.txn;
-        const statements = txn.phase === 'deferred' ? txn.prelude : txn.replayLog;
-        return isSerializable(txn.beginSql, statements, s.settings.isolationDefault());
-      },
-    };
-    s.admitView = view;
-  }
-  return view;
+  return ((s.admitView as AdmitTxn | undefined) ??= new TxnView(s));
 }
 
 /** The decision for `stmt` under the current epoch, without waiting (it may be Held). */

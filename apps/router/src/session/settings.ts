@@ -32,6 +32,10 @@ export class SessionSettings {
   /** The last search_path value searchPath() parsed, and what it gave: asked every statement. */
   private pathText: string | undefined;
   private pathParsed: readonly string[] | undefined;
+  /** Changes to `entries` in place (a new map is a change too): searchPath()'s memo is keyed by it. */
+  private changes = 0;
+  private pathMemo:
+    { entries: Map<string, string>; changes: number; inTransaction: boolean } | undefined;
 
   /** Startup parameters become settings (`options` with -c name=value pairs too). */
   fromStartup(params: ReadonlyMap<string, string>): void {
@@ -68,23 +72,33 @@ export class SessionSettings {
    * default; `inTransaction` false drops what SET LOCAL set in a transaction that has ended.
    */
   searchPath(inTransaction: boolean): readonly string[] | undefined {
+    // Asked several times per statement: nothing changed since the last answer, the same answer.
+    const m = this.pathMemo;
+    if (
+      m !== undefined &&
+      m.entries === this.entries &&
+      m.changes === this.changes &&
+      m.inTransaction === inTransaction
+    )
+      return this.pathText === undefined ? undefined : this.pathParsed;
     if (!inTransaction && this.entries.has(LOCAL_PATH)) {
       if (this.shared) this.unshare();
       this.entries.delete(LOCAL_PATH);
     }
     const v = this.entries.get(LOCAL_PATH) ?? this.entries.get(PATH);
-    if (v === undefined) return undefined;
-    if (v !== this.pathText) {
+    if (v !== undefined && v !== this.pathText) {
       const parsed = JSON.parse(v) as string[] | typeof DEFAULT_PATH;
-      this.pathText = v;
       this.pathParsed = parsed === DEFAULT_PATH ? undefined : parsed;
     }
-    return this.pathParsed;
+    this.pathText = v;
+    this.pathMemo = { entries: this.entries, changes: this.changes, inTransaction };
+    return v === undefined ? undefined : this.pathParsed;
   }
 
   /** Records a successful SET / RESET (SET LOCAL: only the search_path, for name resolution). */
   apply(a: SetAnalysis): void {
     if (this.shared) this.unshare();
+    this.changes++;
     if (a.name === 'search_path') this.applyPath(a);
     if (a.isLocal) return;
     const name = a.name ?? a.action;
