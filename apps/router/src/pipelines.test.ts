@@ -11,7 +11,15 @@ import assert from 'node:assert/strict';
 import type pg from 'pg';
 import { KeyType } from '@tessera/proto';
 import type { PgServer } from '@tessera/testkit';
-import { BackendCode, Writer, writeQuery } from '@tessera/pg-wire';
+import {
+  BackendCode,
+  Writer,
+  writeBind,
+  writeExecute,
+  writeParse,
+  writeQuery,
+  writeSync,
+} from '@tessera/pg-wire';
 import type { TestCluster } from './testing/cluster.js';
 import { startDifferentialPair, type DifferentialPair } from './testing/differential.js';
 import { keysByNode, metricSum } from './testing/keys.js';
@@ -242,6 +250,66 @@ describe('pipelines across nodes: router vs plain Postgres', () => {
     );
     await sameRows();
     for (const raw of raws) raw.socket.destroy();
+  });
+});
+
+describe('extended messages, then a simple Query before any Sync: router vs plain Postgres', () => {
+  /** `parts` sent in one write to both sides: the same frames through `readies` ReadyForQuery. */
+  async function sameAnswer(parts: (w: Writer) => void, readies = 1): Promise<string[]> {
+    const raws = await rawPair();
+    try {
+      const [r, p] = await Promise.all(
+        raws.map(async (raw) => {
+          const w = new Writer(256);
+          parts(w);
+          raw.send(w.flush());
+          return frameLines(await raw.throughReady(readies));
+        }),
+      );
+      assert.deepEqual(r, p);
+      await simple(raws, 'select 3 as after');
+      return r!;
+    } finally {
+      for (const raw of raws) raw.end();
+    }
+  }
+
+  test('a Parse, Bind and Execute are answered before the Query that follows them', async () => {
+    const lines = await sameAnswer((w) => {
+      writeParse(w, '', 'select 1 as a');
+      writeBind(w, {});
+      writeExecute(w);
+      writeQuery(w, 'select 2 as b');
+    });
+    assert.equal(lines[0], 'ParseComplete');
+  });
+
+  test('a write before the Query commits with it, in one transaction', async () => {
+    await sameAnswer((w) => {
+      writeParse(w, '', `insert into orders values (${k[1]}, 2, 5, 'x')`);
+      writeBind(w, {});
+      writeExecute(w);
+      writeQuery(w, `select count(*) as n from orders where tenant_id = ${k[1]}`);
+    });
+    await sameRows();
+  });
+
+  test('a write on one node, then a Query writing on another: both commit', async () => {
+    await sameAnswer((w) => {
+      writeParse(w, '', `insert into orders values (${k[0]}, 2, 5, 'x')`);
+      writeBind(w, {});
+      writeExecute(w);
+      writeQuery(w, `insert into orders values (${k[2]}, 2, 6, 'y')`);
+    });
+    await sameRows();
+  });
+
+  test('an error before the Query: the Query is skipped until the Sync, as Postgres skips it', async () => {
+    await sameAnswer((w) => {
+      writeParse(w, '', 'selec 1');
+      writeQuery(w, 'select 2 as b');
+      writeSync(w);
+    });
   });
 });
 

@@ -1,7 +1,7 @@
 // A client connection's life: the startup handshake, then its messages one at a time from the
 // inbox (client-in.ts), each dispatched by its type to the simple or extended protocol, with no
 // promise and no event-loop turn between messages that need none.
-import { FrontendCode, ProtocolError } from '@tessera/pg-wire';
+import { FLUSH, FrontendCode, ProtocolError, WholeFrame } from '@tessera/pg-wire';
 import { RouterError, SQLSTATE } from '../errors.js';
 import { handleBatch } from '../protocol/extended.js';
 import { handleQuery } from '../protocol/simple.js';
@@ -10,6 +10,9 @@ import type { InMsg } from './client-in.js';
 import type { Session } from './session.js';
 import { runStartup } from './startup.js';
 import { probePins } from './unpin.js';
+
+/** The Flush that ends extended messages a Query follows without a Sync. */
+const FLUSH_MESSAGE = WholeFrame.of(FrontendCode.Flush, FLUSH);
 
 export class Connection {
   /** A message's handling is under way (serve() runs, or waits for a message's promise). */
@@ -83,6 +86,7 @@ export class Connection {
     if (s.skipUntilSync && m.code !== FrontendCode.Sync) return;
     switch (m.code) {
       case FrontendCode.Query:
+        if (this.batch.length > 0) return this.queryAfterBatch(m);
         return this.fresh(m, true, true);
       case FrontendCode.Parse:
       case FrontendCode.Bind:
@@ -116,6 +120,18 @@ export class Connection {
         s.fatal(new ProtocolError(`invalid frontend message type ${m.code}`));
         return;
     }
+  }
+
+  /**
+   * A Query after extended messages with no Sync between: Postgres reads messages in order, so
+   * they run first, as a Flush would end them (their implicit transaction then ends with the
+   * Query's), and after one of them failed the Query is skipped until the Sync, as Postgres does.
+   */
+  private queryAfterBatch(m: InMsg): Promise<void> | undefined {
+    const query = (): Promise<void> | undefined =>
+      this.s.skipUntilSync ? undefined : this.fresh(m, true, true);
+    const flushed = this.fresh(FLUSH_MESSAGE, false, false);
+    return flushed === undefined ? query() : flushed.then(query);
   }
 
   /**
