@@ -6,7 +6,7 @@
 // when a block or a table's definition must be fetched.
 import { randomUUID } from 'node:crypto';
 import type { Analysis, InsertAnalysis, SelectAnalysis } from '@tessera/sql';
-import type { Snapshot } from '@tessera/keyspace';
+import type { Snapshot, TableView } from '@tessera/keyspace';
 import { insertLayout } from '@tessera/sql';
 import { acquireFor, poolFor } from '../execute/backends.js';
 import { lookupTable, qualified } from '../routing/tables.js';
@@ -34,10 +34,6 @@ export interface Filled {
 const TABLE_QUERY_TIMEOUT_MS = 10_000;
 
 /**
- * The INSERT with the router's values written in, or undefined when it runs as sent. DDL through
- * the router forgets the tables' definitions (they may have changed).
- */
-/**
  * Whether fillDefaults may have work for `a`: an INSERT, or a SELECT that may call a sequence
  * function (those are volatile: most SELECTs are answered without looking at their text).
  */
@@ -47,6 +43,11 @@ export function mayFill(a: Analysis): a is InsertAnalysis | SelectAnalysis {
   );
 }
 
+/**
+ * The INSERT with the router's values written in, or undefined when it runs as sent. DDL through
+ * the router forgets the tables' definitions (they may have changed). Asked for every INSERT's
+ * Bind: nothing is built for a table whose definition is at hand and needs no router values.
+ */
 export function fillDefaults(
   s: Session,
   a: Analysis,
@@ -67,22 +68,11 @@ export function fillDefaults(
   if (ref === undefined) return undefined;
   const view = lookupTable(snapshot, ref.schema, ref.name);
   if (view.kind !== 'sharded' && view.kind !== 'reference') return undefined;
-  const key = `${s.database}\0${view.schema}.${view.name}`;
-  const target = {
-    name: qualified(view),
-    keyColumn: view.kind === 'sharded' ? view.keyColumn : undefined,
-  };
-  const go = (info: TableInfo | undefined): Filled | undefined | Promise<Filled | undefined> => {
-    if (info === undefined) return undefined;
-    if (!info.routerDefaults && (a.columns !== undefined || target.keyColumn === undefined))
-      return undefined;
-    const layout = a.source === 'values' ? insertLayout(a.sql) : undefined;
-    const plan = planFill(a, layout, info, target);
-    if (plan === undefined) return undefined;
-    return fillWith(s, seqs, a, plan);
-  };
+  const key = tableKey(s.database, view);
+  const go = (info: TableInfo | undefined): Filled | undefined | Promise<Filled | undefined> =>
+    info === undefined ? undefined : fillFor(s, seqs, a, view, info);
   const info = seqs.tables.get(snapshot.epoch, key);
-  if (info !== undefined) return go(info);
+  if (info !== undefined) return fillFor(s, seqs, a, view, info);
   const load = seqs.tables.load(snapshot.epoch, key, async () => {
     const rows = await onSomeNode(s, TABLE_SEQUENCES_SQL, [
       `${quote(view.schema)}.${quote(view.name)}`,
@@ -96,6 +86,33 @@ export function fillDefaults(
       return undefined;
     throw e;
   });
+}
+
+/** The INSERT `a` into `view` (defined by `info`) with the router's values, or undefined. */
+function fillFor(
+  s: Session,
+  seqs: Sequences,
+  a: InsertAnalysis,
+  view: Extract<TableView, { kind: 'sharded' | 'reference' }>,
+  info: TableInfo,
+): Filled | undefined | Promise<Filled | undefined> {
+  const keyColumn = view.kind === 'sharded' ? view.keyColumn : undefined;
+  if (!info.routerDefaults && (a.columns !== undefined || keyColumn === undefined))
+    return undefined;
+  const layout = a.source === 'values' ? insertLayout(a.sql) : undefined;
+  const plan = planFill(a, layout, info, { name: qualified(view), keyColumn });
+  if (plan === undefined) return undefined;
+  return fillWith(s, seqs, a, plan);
+}
+
+/** A table's key in the definitions cache: one string per (table view, database), hashed once. */
+const tableKeys = new WeakMap<object, { database: string; key: string }>();
+function tableKey(database: string, view: { readonly schema: string; readonly name: string }) {
+  const hit = tableKeys.get(view);
+  if (hit !== undefined && hit.database === database) return hit.key;
+  const key = `${database}\0${view.schema}.${view.name}`;
+  tableKeys.set(view, { database, key });
+  return key;
 }
 
 /** The values of `plan` drawn, noted for currval/lastval, and written into the statement. */
