@@ -248,6 +248,12 @@ export function buildSnapshot(catalog: Catalog): Snapshot {
   const addresses = new Map(
     live.map((n) => [n.name, Object.freeze({ host: n.host, port: n.port })]),
   );
+  const bySchema = new Map<string, Map<string, TableView>>();
+  for (const t of tables.values()) {
+    let inSchema = bySchema.get(t.schema);
+    if (inSchema === undefined) bySchema.set(t.schema, (inSchema = new Map()));
+    inSchema.set(t.name, t);
+  }
   const keyspaceOf = (name: string): KeyspaceView => {
     const view = keyspaces.get(name);
     if (view === undefined) throw new UnknownKeyspaceError(name);
@@ -262,7 +268,8 @@ export function buildSnapshot(catalog: Catalog): Snapshot {
     tables: Object.freeze([...tables.values()]),
     address: (name: string) => addresses.get(name),
     keyspace: (name: string) => keyspaces.get(name),
-    table: (schema: string, name: string) => tables.get(tableKey(schema, name)),
+    // By schema, then name: asked several times per statement, with no string to build or hash.
+    table: (schema: string, name: string) => bySchema.get(schema)?.get(name),
     rangeOf: (keyspace: string, hash: bigint) => keyspaceOf(keyspace).rangeOf(hash),
     ownerOf: (keyspace: string, hash: bigint) => keyspaceOf(keyspace).ownerOf(hash),
     ownerOfKey: (keyspace: string, keyText: string) => {
