@@ -238,7 +238,10 @@ export class Pool {
     this.total++;
   }
 
-  /** Takes a backend back (once no cancel is on its way to it). Dead ones, ones inside a transaction, and bloated ones are closed. */
+  /**
+   * Takes a backend back, once no cancel is on its way to it. Dead ones, ones inside a
+   * transaction, and bloated ones are closed.
+   */
   release(b: Backend): void {
     // A cancel still on its way could stop the next client's statement instead.
     if (b.cancelsInFlight > 0) return b.whenCancelsDelivered(() => this.release(b));
