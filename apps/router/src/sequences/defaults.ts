@@ -69,10 +69,10 @@ export function fillDefaults(
   const view = lookupTable(snapshot, ref.schema, ref.name);
   if (view.kind !== 'sharded' && view.kind !== 'reference') return undefined;
   const key = tableKey(s.database, view);
-  const go = (info: TableInfo | undefined): Filled | undefined | Promise<Filled | undefined> =>
-    info === undefined ? undefined : fillFor(s, seqs, a, view, info);
   const info = seqs.tables.get(snapshot.epoch, key);
   if (info !== undefined) return fillFor(s, seqs, a, view, info);
+  const go = (info: TableInfo | undefined): Filled | undefined | Promise<Filled | undefined> =>
+    info === undefined ? undefined : fillFor(s, seqs, a, view, info);
   const load = seqs.tables.load(snapshot.epoch, key, async () => {
     const rows = await onSomeNode(s, TABLE_SEQUENCES_SQL, [
       `${quote(view.schema)}.${quote(view.name)}`,
@@ -107,7 +107,10 @@ function fillFor(
 
 /** A table's key in the definitions cache: one string per (table view, database), hashed once. */
 const tableKeys = new WeakMap<object, { database: string; key: string }>();
-function tableKey(database: string, view: { readonly schema: string; readonly name: string }) {
+function tableKey(
+  database: string,
+  view: { readonly schema: string; readonly name: string },
+): string {
   const hit = tableKeys.get(view);
   if (hit !== undefined && hit.database === database) return hit.key;
   const key = `${database}\0${view.schema}.${view.name}`;
