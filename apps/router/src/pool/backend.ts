@@ -14,7 +14,6 @@ import {
   frameBytes,
   writeStartupMessage,
   type Frame,
-  type NoticeFields,
   type TransactionStatus,
 } from '@tessera/pg-wire';
 import { RouterError } from '../errors.js';
