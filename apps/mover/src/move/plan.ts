@@ -2,7 +2,7 @@
 // the steps the move will take, the rows and bytes to copy, and an estimated time. Pure, so
 // each refusal is tested without a cluster (plan.test.ts); `tessera range move --plan` prints it.
 import type { KeyTypeName } from '@tessera/keyspace';
-import type { MoveFacts } from './facts.js';
+import type { MoveFacts, TableFacts } from './facts.js';
 import type { MovePlan, PlanCheck, PlannedDatabase } from './spec.js';
 
 export interface PlanLimits {
@@ -152,29 +152,12 @@ export function decidePlan(f: MoveFacts, limits: PlanLimits): MovePlan {
   for (const db of f.databases) {
     for (const tab of db.tables) {
       const name = `${tab.schema}.${tab.name}`;
-      // A partitioned table's rows live in its partitions: the copy's SELECT ... FROM ONLY reads
-      // none of them, and Postgres 15 refuses a publication's row filter on it (without
-      // publish_via_partition_root). The move copies and publishes each table on its own, not a
-      // partition tree, so a partition is refused too.
-      if (tab.relkind === 'p') {
-        check(
-          'partitioning',
-          false,
-          `table ${name} (database ${db.name}) is partitioned; moving ranges of partitioned tables is not supported yet: the move's copy (SELECT ... FROM ONLY) would read none of its rows and Postgres 15 refuses the publication's row filter on it, so keep the ranges of keyspace ${ks} where they are or make ${name} an ordinary table`,
-        );
-      } else if (tab.partitionOf !== null) {
-        check(
-          'partitioning',
-          false,
-          `table ${name} (database ${db.name}) is a partition of ${tab.partitionOf}; moving ranges of partitioned tables is not supported yet: the move copies and publishes each table on its own, not its partition tree, so keep the ranges of keyspace ${ks} where they are or make ${tab.partitionOf} an ordinary table`,
-        );
-      } else {
-        check(
-          'partitioning',
-          true,
-          `table ${name} (database ${db.name}) is neither partitioned nor a partition`,
-        );
-      }
+      const parted = partitioningRefusal(tab, name, db.name, ks);
+      check(
+        'partitioning',
+        parted === undefined,
+        parted ?? `table ${name} (database ${db.name}) is neither partitioned nor a partition`,
+      );
       const cols = tab.identityColumns;
       let ok: boolean;
       let sentence: string;
@@ -290,3 +273,24 @@ export function decidePlan(f: MoveFacts, limits: PlanLimits): MovePlan {
 }
 
 const round = (x: number) => Math.round(x * 10) / 10;
+
+/**
+ * Why `tab` cannot be moved for being partitioned or a partition, or undefined. A partitioned
+ * table's rows live in its partitions: the copy's SELECT ... FROM ONLY reads none of them, and
+ * Postgres 15 refuses a publication's row filter on it (without publish_via_partition_root). The
+ * move copies and publishes each table on its own, not a partition tree, so a partition is refused
+ * too.
+ */
+function partitioningRefusal(
+  tab: TableFacts,
+  name: string,
+  database: string,
+  keyspace: string,
+): string | undefined {
+  const keep = `so keep the ranges of keyspace ${keyspace} where they are`;
+  if (tab.relkind === 'p')
+    return `table ${name} (database ${database}) is partitioned; moving ranges of partitioned tables is not supported yet: the move's copy (SELECT ... FROM ONLY) would read none of its rows and Postgres 15 refuses the publication's row filter on it, ${keep} or make ${name} an ordinary table`;
+  if (tab.partitionOf !== null)
+    return `table ${name} (database ${database}) is a partition of ${tab.partitionOf}; moving ranges of partitioned tables is not supported yet: the move copies and publishes each table on its own, not its partition tree, ${keep} or make ${tab.partitionOf} an ordinary table`;
+  return undefined;
+}

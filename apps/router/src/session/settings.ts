@@ -29,13 +29,18 @@ export class SessionSettings {
    */
   private shared = false;
   private script: string | undefined;
-  /** The last search_path value searchPath() parsed, and what it gave: asked every statement. */
-  private pathText: string | undefined;
-  private pathParsed: readonly string[] | undefined;
   /** Changes to `entries` in place (a new map is a change too): searchPath()'s memo is keyed by it. */
   private changes = 0;
+  /** searchPath()'s last answer, what it was asked under, and the value it parsed. */
   private pathMemo:
-    { entries: Map<string, string>; changes: number; inTransaction: boolean } | undefined;
+    | {
+        entries: Map<string, string>;
+        changes: number;
+        inTransaction: boolean;
+        text: string | undefined;
+        path: readonly string[] | undefined;
+      }
+    | undefined;
 
   /** Startup parameters become settings (`options` with -c name=value pairs too). */
   fromStartup(params: ReadonlyMap<string, string>): void {
@@ -80,19 +85,15 @@ export class SessionSettings {
       m.changes === this.changes &&
       m.inTransaction === inTransaction
     )
-      return this.pathText === undefined ? undefined : this.pathParsed;
+      return m.path;
     if (!inTransaction && this.entries.has(LOCAL_PATH)) {
       if (this.shared) this.unshare();
       this.entries.delete(LOCAL_PATH);
     }
-    const v = this.entries.get(LOCAL_PATH) ?? this.entries.get(PATH);
-    if (v !== undefined && v !== this.pathText) {
-      const parsed = JSON.parse(v) as string[] | typeof DEFAULT_PATH;
-      this.pathParsed = parsed === DEFAULT_PATH ? undefined : parsed;
-    }
-    this.pathText = v;
-    this.pathMemo = { entries: this.entries, changes: this.changes, inTransaction };
-    return v === undefined ? undefined : this.pathParsed;
+    const text = this.entries.get(LOCAL_PATH) ?? this.entries.get(PATH);
+    const path = text === undefined ? undefined : text === m?.text ? m.path : parsedPath(text);
+    this.pathMemo = { entries: this.entries, changes: this.changes, inTransaction, text, path };
+    return path;
   }
 
   /** Records a successful SET / RESET (SET LOCAL: only the search_path, for name resolution). */
@@ -215,6 +216,12 @@ export class SessionSettings {
     this.shared = true;
     this.script = undefined;
   }
+}
+
+/** A search_path entry's value: its schemas, or undefined for the login default. */
+function parsedPath(text: string): readonly string[] | undefined {
+  const parsed = JSON.parse(text) as string[] | typeof DEFAULT_PATH;
+  return parsed === DEFAULT_PATH ? undefined : parsed;
 }
 
 /** Settings' key: their SETs in order (the search_path entries are not SETs: see PATH). */
