@@ -10,3 +10,4 @@ export {
   type RawSettings,
   type ReadResult,
 } from './flags.js';
+export { shebangNodeFlags } from './node-flags.js';

@@ -6,7 +6,7 @@
 // given its data directory so that it can fence, start and rejoin the server.
 import { join } from 'node:path';
 import { agentArgv } from '@tessera/agent';
-import { serviceBin } from '../entry.js';
+import { serviceArgs } from '../entry.js';
 import type { Address, PgInstance } from './instance.js';
 import { PG_PORT } from './instance.js';
 import { ManagedProcess } from './process.js';
@@ -29,7 +29,7 @@ export function agentProcess(i: PgInstance, p: AgentPlacement): ManagedProcess {
     name: `agent-${i.member}`,
     command: process.execPath,
     args: [
-      serviceBin('agent', 'tessera-agent'),
+      ...serviceArgs('agent', 'tessera-agent'),
       ...agentArgv({
         coordinators: [`${p.vip.host}:${p.vip.port}`],
         node: i.node,

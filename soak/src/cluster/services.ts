@@ -2,7 +2,7 @@
 // advertise), routers and movers, each its published bin with its flags, in a network namespace
 // of its own when there are namespaces. Built here, started and supervised by the Cluster.
 import { join } from 'node:path';
-import { serviceBin } from '../entry.js';
+import { serviceArgs } from '../entry.js';
 import type { ClusterPlan } from '../plan/plan.js';
 import type { Address } from './instance.js';
 import { ManagedProcess } from './process.js';
@@ -44,7 +44,7 @@ export function coordinatorService(p: ServicePlacement, catalogUrl: string): Ser
     name: p.name,
     command: process.execPath,
     args: [
-      serviceBin('coordinator', 'tessera-coordinator'),
+      ...serviceArgs('coordinator', 'tessera-coordinator'),
       ...['--catalog-url', catalogUrl, '--listen', `${p.address.host}:${p.address.port}`],
       ...['--metrics-port', '0', '--standby-poll-ms', '200'],
       ...['--advertise', `${p.vip.host}:${p.vip.port}`],
@@ -62,7 +62,7 @@ export function routerService(p: ServicePlacement): ServiceMember {
     name: p.name,
     command: process.execPath,
     args: [
-      serviceBin('router', 'tessera-router'),
+      ...serviceArgs('router', 'tessera-router'),
       ...['--listen', `${p.address.host}:${p.address.port}`],
       ...['--coordinator', `${p.vip.host}:${p.vip.port}`],
       ...['--metrics-port', '0', '--router-id', p.name],
@@ -85,7 +85,7 @@ export function moverService(p: ServicePlacement): ServiceMember {
     name: p.name,
     command: process.execPath,
     args: [
-      serviceBin('mover', 'tessera-mover'),
+      ...serviceArgs('mover', 'tessera-mover'),
       ...['--coordinator', `${p.vip.host}:${p.vip.port}`, '--metrics-port', '0'],
       ...['--mover-id', `soak-${p.name}`],
       // Marker round trips of 20 ms three times in a row are rare on a loaded 2-core machine.

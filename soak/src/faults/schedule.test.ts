@@ -133,3 +133,31 @@ test('faults.first opens the schedule in its order, then the seeded draw goes on
     /faults.first names "move", which faults.kinds does not list/,
   );
 });
+
+test('a kind with atMost is drawn no more often than that; the others fill the run', () => {
+  const plan = parsePlan(
+    {
+      seconds: 3600,
+      cluster: { replicas: 1 },
+      faults: {
+        first: ['kill-coordinator'],
+        kinds: [
+          { kind: 'kill-coordinator', seconds: [1, 3], atMost: 1 },
+          { kind: 'kill-router', seconds: [1, 3], atMost: 2 },
+          { kind: 'restart-node', seconds: [1, 3] },
+        ],
+      },
+    },
+    't',
+  );
+  const s = drawSchedule(plan.faults, 3600, shape(true), new Rng(3));
+  const count = (k: string) => s.items.filter((i) => i.kind === k).length;
+  assert.equal(s.items[0]!.kind, 'kill-coordinator');
+  assert.equal(count('kill-coordinator'), 1);
+  assert.equal(count('kill-router'), 2);
+  assert.ok(count('restart-node') > 100);
+  assert.throws(
+    () => parsePlan({ faults: { kinds: [{ kind: 'kill-router', atMost: 0 }] } }, 't'),
+    /atMost must be a number of at least 1/,
+  );
+});

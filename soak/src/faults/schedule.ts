@@ -1,7 +1,7 @@
 // The fault schedule of a run, drawn from the plan's seed (docs/soak.md, "Faults"): the same
 // plan, cluster shape and --seed give the same kinds, targets, parameters, durations and gaps in
 // the same order, so a failing run can be replayed. Pure.
-import { PlanError, type FaultsPlan } from '../plan/plan.js';
+import { PlanError, type FaultEntry, type FaultsPlan } from '../plan/plan.js';
 import type { Rng } from '../rng.js';
 import type { ClusterShape, FaultItem } from './fault.js';
 import { faultKind } from './registry.js';
@@ -44,16 +44,22 @@ export function drawSchedule(
   let cycle: typeof usable = [];
   // The kinds the plan wants first, when this run can do them (skipped ones are reported above).
   const opening = faults.first.flatMap((k) => usable.filter((e) => e.kind === k).slice(0, 1));
+  const drawn = new Map<FaultEntry, number>();
+  const open = (e: FaultEntry): boolean => e.atMost === undefined || (drawn.get(e) ?? 0) < e.atMost;
   for (let id = 1; id <= max + opening.length; id++) {
     let entry;
+    const left = usable.filter(open);
+    if (left.length === 0) break;
     if (id <= opening.length) {
       entry = opening[id - 1]!;
     } else if (faults.everyKind) {
-      if (cycle.length === 0) cycle = rng.shuffle(usable);
+      cycle = cycle.filter(open);
+      if (cycle.length === 0) cycle = rng.shuffle(left);
       entry = cycle.shift()!;
     } else {
-      entry = usable[rng.weighted(usable.map((e) => e.weight))]!;
+      entry = left[rng.weighted(left.map((e) => e.weight))]!;
     }
+    drawn.set(entry, (drawn.get(entry) ?? 0) + 1);
     const kind = faultKind(entry.kind)!;
     const { target, params } = kind.draw(rng, shape, entry);
     items.push({

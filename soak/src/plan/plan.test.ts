@@ -38,6 +38,7 @@ test('a fault entry keeps its own parameters', () => {
     kind: 'kill-node',
     weight: 1,
     seconds: [1, 2],
+    atMost: undefined,
     params: { targets: ['data1'] },
   });
 });

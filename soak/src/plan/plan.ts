@@ -81,6 +81,12 @@ export interface FaultEntry {
   weight: number;
   /** Fault duration bounds in seconds (how long a process stays down, a partition lasts, ...). */
   seconds: [number, number];
+  /**
+   * At most this many faults of the kind in a run (unbounded when absent): the `long` plan kills
+   * the coordinator leader and the mover once each, early, so that a coordinator and a mover live
+   * the whole run and their memory growth can be judged (docs/soak.md, "Memory").
+   */
+  atMost: number | undefined;
   params: Record<string, unknown>;
 }
 
@@ -262,11 +268,12 @@ export function withOverrides(
 
 function faultEntry(raw: unknown, where: string): FaultEntry {
   const o = object(raw, where);
-  const { kind, weight, seconds, ...params } = o;
+  const { kind, weight, seconds, atMost, ...params } = o;
   return {
     kind: str(kind, `${where}.kind`),
     weight: num(weight ?? 1, `${where}.weight`, 0),
     seconds: pair(seconds ?? [2, 6], `${where}.seconds`),
+    atMost: atMost === undefined ? undefined : int(atMost, `${where}.atMost`, 1),
     params,
   };
 }
