@@ -205,6 +205,22 @@ test('keyspace and range problems are refused', () => {
   );
 });
 
+test('a schema and a table whose names hold dots are two names, not one string', () => {
+  const c = catalog();
+  c.tables.push(
+    { schema: 'a.b', name: 'c', kind: 'reference' },
+    { schema: 'a', name: 'b.c', kind: 'global' },
+  );
+  const s = build(c);
+  assert.equal(s.table('a.b', 'c')?.kind, 'reference');
+  assert.equal(s.table('a', 'b.c')?.kind, 'global');
+  assert.equal(s.table('a', 'b'), undefined);
+  assert.deepEqual(
+    s.tables.map((t) => `${t.schema}|${t.name}`),
+    c.tables.map((t) => `${t['schema']}|${t['name']}`),
+  );
+});
+
 test('table problems are refused', () => {
   expectRefused(
     (c) => (c.tables[1]!['name'] = 'accounts'),

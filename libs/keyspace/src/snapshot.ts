@@ -189,19 +189,26 @@ function indexKeyspaces(
   return views;
 }
 
+/**
+ * The catalog's tables in its order, and by schema, then name: the two are never joined into one
+ * string, so `"a.b".c` and `a."b.c"` are two tables.
+ */
 function indexTables(
   catalog: Catalog,
   keyspaces: ReadonlyMap<string, KeyspaceView>,
-): Map<string, TableView> {
+): { list: TableView[]; bySchema: Map<string, Map<string, TableView>> } {
   const names: ReadonlySet<string> = new Set(keyspaces.keys());
-  const tables = new Map<string, TableView>();
+  const list: TableView[] = [];
+  const bySchema = new Map<string, Map<string, TableView>>();
   for (const table of catalog.tables) {
     checkTable(table, names);
-    const key = tableKey(table.schema, table.name);
-    if (tables.has(key))
-      throw new CatalogInvalidError(`table "${key}" appears twice in the catalog`);
-    tables.set(
-      key,
+    let inSchema = bySchema.get(table.schema);
+    if (inSchema === undefined) bySchema.set(table.schema, (inSchema = new Map()));
+    if (inSchema.has(table.name))
+      throw new CatalogInvalidError(
+        `table "${tableKey(table.schema, table.name)}" appears twice in the catalog`,
+      );
+    const view: TableView =
       table.kind === 'sharded'
         ? Object.freeze({
             kind: 'sharded',
@@ -210,10 +217,11 @@ function indexTables(
             keyspace: keyspaces.get(table.keyspace)!,
             keyColumn: table.keyColumn,
           })
-        : frozenCopy(table),
-    );
+        : frozenCopy(table);
+    inSchema.set(table.name, view);
+    list.push(view);
   }
-  return tables;
+  return { list, bySchema };
 }
 
 function indexOwned(
@@ -248,12 +256,6 @@ export function buildSnapshot(catalog: Catalog): Snapshot {
   const addresses = new Map(
     live.map((n) => [n.name, Object.freeze({ host: n.host, port: n.port })]),
   );
-  const bySchema = new Map<string, Map<string, TableView>>();
-  for (const t of tables.values()) {
-    let inSchema = bySchema.get(t.schema);
-    if (inSchema === undefined) bySchema.set(t.schema, (inSchema = new Map()));
-    inSchema.set(t.name, t);
-  }
   const keyspaceOf = (name: string): KeyspaceView => {
     const view = keyspaces.get(name);
     if (view === undefined) throw new UnknownKeyspaceError(name);
@@ -265,11 +267,11 @@ export function buildSnapshot(catalog: Catalog): Snapshot {
     home: home.name,
     nodes: Object.freeze(live.map((n) => n.name).sort()),
     node: (name: string) => byName.get(name),
-    tables: Object.freeze([...tables.values()]),
+    tables: Object.freeze(tables.list),
     address: (name: string) => addresses.get(name),
     keyspace: (name: string) => keyspaces.get(name),
     // By schema, then name: asked several times per statement, with no string to build or hash.
-    table: (schema: string, name: string) => bySchema.get(schema)?.get(name),
+    table: (schema: string, name: string) => tables.bySchema.get(schema)?.get(name),
     rangeOf: (keyspace: string, hash: bigint) => keyspaceOf(keyspace).rangeOf(hash),
     ownerOf: (keyspace: string, hash: bigint) => keyspaceOf(keyspace).ownerOf(hash),
     ownerOfKey: (keyspace: string, keyText: string) => {
