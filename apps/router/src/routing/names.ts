@@ -149,6 +149,15 @@ export function nameContext(
 export const PUBLIC_ONLY: NameContext = nameContext(['public'], '', NO_HOME_FACTS);
 
 /**
+ * The schema a CREATE puts an unqualified name in: the first of the path that home has, as
+ * Postgres does (all of them when home's schemas are not known).
+ */
+export function creationSchema(ctx: NameContext): string {
+  const known = ctx.home.schemas;
+  return ctx.path.find((s) => s !== 'pg_catalog' && (known?.has(s) ?? true)) ?? 'public';
+}
+
+/**
  * The table an unqualified `name` means under `ctx`: the first schema of the path holding it,
  * in the catalog or on home. Throws 0A000 when a schema before the catalog's table may hold a
  * table the router does not know of.

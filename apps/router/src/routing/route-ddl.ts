@@ -8,6 +8,7 @@ import type { Snapshot, TableView } from '@tessera/keyspace';
 import type { ParamSource } from './key-hash.js';
 import { route } from './route.js';
 import { home, refuse, type Route } from './route-types.js';
+import { creationSchema, namesOf } from './names.js';
 import { classify, lookupTable, qualified, shardedViewOf, type ShardedView } from './tables.js';
 
 /** Commands that create or change objects every node needs (schemas, types, extensions, roles...). */
@@ -78,6 +79,9 @@ function routeObjects(a: DdlAnalysis, catalog: Snapshot, params: ParamSource | u
   if (a.command === 'create_table' && a.createTable !== undefined) {
     const ct = a.createTable;
     const view = lookupTable(catalog, ct.schema, ct.name);
+    const misplaced =
+      ct.partitionOf && misplacedPartition(catalog, view, ct.schema, ct.partitionOf);
+    if (misplaced) return misplaced;
     if (ct.temporary || view.kind === 'global') return home(catalog, false);
     if (view.kind === 'reference') return all();
     if (
@@ -143,6 +147,51 @@ function routeObjects(a: DdlAnalysis, catalog: Snapshot, params: ParamSource | u
   }
   if (EVERY_NODE_COMMANDS.has(a.command)) return all();
   return home(catalog, false);
+}
+
+/**
+ * CREATE TABLE ... PARTITION OF: a partition holds its parent's rows, so it must be declared as
+ * its parent is (sharded in the same keyspace by the same column, reference, or neither), or the
+ * router would look for its rows where they are not (an undeclared partition of a sharded table
+ * on home alone). The refusal, if it is not.
+ */
+function misplacedPartition(
+  catalog: Snapshot,
+  view: TableView,
+  schemaWritten: string | undefined,
+  parentName: { readonly schema: string | undefined; readonly name: string },
+): Route | undefined {
+  const parent = lookupTable(catalog, parentName.schema, parentName.name);
+  if (placedAlike(parent, view)) return undefined;
+  // A new table's schema when its name is not qualified: where CREATE puts it.
+  const name =
+    view.kind === 'global' && schemaWritten === undefined
+      ? `${creationSchema(namesOf(catalog))}.${view.name}`
+      : qualified(view);
+  const declare =
+    parent.kind === 'sharded'
+      ? `tessera table distribute ${name} --column ${parent.keyColumn} --keyspace ${parent.keyspace.name}`
+      : parent.kind === 'reference'
+        ? `tessera table reference ${name}`
+        : undefined;
+  return refuse(
+    `table ${name} (${view.kind === 'sharded' ? `sharded by column "${view.keyColumn}" in keyspace "${view.keyspace.name}"` : view.kind}) cannot be a partition of ${parent.kind} table ${qualified(parent)}: a partition must be declared as its parent is, or the router would look for its rows where they are not`,
+    '0A000',
+    declare === undefined
+      ? `create the partition under another name, or make it a table of its own`
+      : `declare it first: ${declare}`,
+  );
+}
+
+function placedAlike(a: TableView, b: TableView): boolean {
+  if (a.kind === 'sharded' || b.kind === 'sharded')
+    return (
+      a.kind === 'sharded' &&
+      b.kind === 'sharded' &&
+      a.keyspace.name === b.keyspace.name &&
+      a.keyColumn === b.keyColumn
+    );
+  return a.kind === b.kind;
 }
 
 /**

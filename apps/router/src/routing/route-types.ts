@@ -73,7 +73,7 @@ export interface MultiWriteRoute {
 export interface RefuseRoute {
   readonly kind: 'refuse';
   readonly message: string;
-  /** A SQLSTATE other than 0A000 (55006: DDL during a move), with its hint. */
+  /** Its SQLSTATE when not plain 0A000 (55006: DDL during a move), or when it has a hint. */
   readonly code?: string | undefined;
   readonly hint?: string | undefined;
 }
