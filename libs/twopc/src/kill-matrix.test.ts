@@ -29,6 +29,9 @@ import {
 } from './testing/cluster.js';
 import { spawnCoordinator, type CoordinatorProcess } from './testing/coordinator-process.js';
 
+/** A recovery grace no test run reaches: for tests where recovery must not decide. */
+const LONG_GRACE_MS = 120_000;
+
 const CHILD = fileURLToPath(new URL('./testing/commit-child.ts', import.meta.url));
 
 let nodes: Nodes;
@@ -171,8 +174,9 @@ for (const [killAt, expected] of KILL_POINTS) {
 /** A standby (or a restart) of `c`'s coordinator, with a TxnService client; closed after the file. */
 async function another(
   c: Catalog,
+  graceMs = GRACE_MS,
 ): Promise<{ proc: CoordinatorProcess; txn: Client<typeof TxnService> }> {
-  const proc = await spawnCoordinator(c.url, { graceMs: GRACE_MS, intervalMs: INTERVAL_MS });
+  const proc = await spawnCoordinator(c.url, { graceMs, intervalMs: INTERVAL_MS });
   const txn = createClient(TxnService, proc.address, { deadlineMs: 10_000 });
   extra.push({ close: async () => (txn.close(), await proc.stop()) });
   return { proc, txn };
@@ -196,9 +200,10 @@ test('the coordinator is SIGKILLed before the decision, then restarted: in doubt
 });
 
 test('the coordinator is SIGKILLed before the decision, a standby takes over: the retried Decide commits', async () => {
-  const c = await startCatalog(nodes, 'standby');
+  // Recovery must not abort the transaction while the standby takes over: that is not tested here.
+  const c = await startCatalog(nodes, 'standby', LONG_GRACE_MS);
   extra.push(c);
-  const standby = await another(c);
+  const standby = await another(c, LONG_GRACE_MS);
   const txid = newTxid('coord');
   const run = runChild(
     spec(c.clusterUid, txid, {
@@ -216,9 +221,11 @@ test('the coordinator is SIGKILLed before the decision, a standby takes over: th
 });
 
 test('the coordinator is SIGKILLed right after logging the decision: the commit completes without it', async () => {
-  const c = await startCatalog(nodes, 'afterdecide');
+  // The commit is decided before the kill; recovery aborting it first on a slow machine (its
+  // prepare to decide taking longer than GRACE_MS) would be a test of something else.
+  const c = await startCatalog(nodes, 'afterdecide', LONG_GRACE_MS);
   extra.push(c);
-  const standby = await another(c);
+  const standby = await another(c, LONG_GRACE_MS);
   const txid = newTxid('coord');
   const run = runChild(
     spec(c.clusterUid, txid, { coordinators: [c.coordinator.address], pauseAt: 'after-decision' }),

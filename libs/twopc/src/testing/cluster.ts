@@ -59,10 +59,20 @@ export interface Catalog {
 
 let catalogs = 0;
 
-export async function startCatalog(nodes: Nodes, label: string): Promise<Catalog> {
+/**
+ * A catalog database of its own and a coordinator on it. `graceMs`: how long its recovery leaves
+ * an undecided prepared transaction alone (GRACE_MS, short, for the tests of recovery; a test of
+ * something else gives a long one, so that a slow machine does not turn its commit into recovery's
+ * abort).
+ */
+export async function startCatalog(
+  nodes: Nodes,
+  label: string,
+  graceMs = GRACE_MS,
+): Promise<Catalog> {
   const [home, ...data] = nodes.servers as [PgServer, ...PgServer[]];
   const tessera = await attachCluster(home, data, {
-    launch: coordinatorLauncher({ graceMs: GRACE_MS, intervalMs: INTERVAL_MS }),
+    launch: coordinatorLauncher({ graceMs, intervalMs: INTERVAL_MS }),
     catalogDatabase: `catalog_${label}_${process.pid}_${catalogs++}`,
     nodeNames: NODES,
     clientDeadlineMs: 10_000,
