@@ -110,28 +110,49 @@ export function bindStatementName(body: Buffer): string {
   return utf8Text(body, at, end - 1);
 }
 
+/** How many statement names BindStatementNames keeps: more than a driver's or a benchmark's loop. */
+const BIND_NAMES_KEPT = 16;
+
 /**
- * bindStatementName for one client's Binds, which mostly name the statement the last one named:
- * that name's bytes are kept, and a Bind naming it again gets the same string back instead of a
- * new one (which every Map it is looked up in would hash again).
+ * bindStatementName for one client's Binds, which mostly name a few statements over and over (a
+ * transaction's statements, one after the other): the last names' bytes are kept, and a Bind
+ * naming one again gets the same string back instead of a new one (which every Map it is looked
+ * up in would hash again). The search starts at the last name found: a client repeating one
+ * statement, or running its statements in order, is found in one or two comparisons.
  */
 export class BindStatementNames {
-  private bytes: Buffer = Buffer.alloc(0);
-  private name = '';
+  private readonly bytes: Buffer[] = [];
+  private readonly names: string[] = [];
+  /** Where the last name was found or put. */
+  private last = 0;
+  /** Where the next new name goes, round the ring. */
+  private next = 0;
 
   of(body: Buffer): string {
     const at = skipCString(body, 0, 'Bind');
     const end = skipCString(body, at, 'Bind') - 1;
-    const last = this.bytes;
-    if (end - at === last.length) {
-      let i = 0;
-      while (i < last.length && body[at + i] === last[i]) i++;
-      if (i === last.length) return this.name;
+    const kept = this.bytes.length;
+    for (let k = 0, i = this.last; k < kept; k++, i = i + 1 === kept ? 0 : i + 1) {
+      if (sameBytes(body, at, end, this.bytes[i]!)) {
+        this.last = i;
+        return this.names[i]!;
+      }
     }
-    this.name = utf8Text(body, at, end);
-    this.bytes = Buffer.from(body.subarray(at, end));
-    return this.name;
+    const name = utf8Text(body, at, end);
+    const i = this.next;
+    this.bytes[i] = Buffer.from(body.subarray(at, end));
+    this.names[i] = name;
+    this.next = i + 1 === BIND_NAMES_KEPT ? 0 : i + 1;
+    this.last = i;
+    return name;
   }
+}
+
+/** Whether `body[at..end)` holds the bytes of `kept`. */
+function sameBytes(body: Buffer, at: number, end: number, kept: Buffer): boolean {
+  if (end - at !== kept.length) return false;
+  for (let i = 0; i < kept.length; i++) if (body[at + i] !== kept[i]) return false;
+  return true;
 }
 
 export interface DescribeOrClose {

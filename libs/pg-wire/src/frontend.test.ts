@@ -330,3 +330,24 @@ test('BindStatementNames: the same name as bindStatementName, the same string fo
   // A Bind without its statement name's NUL is the same protocol error.
   assert.throws(() => names.of(Buffer.from('\0P_1')), ProtocolError);
 });
+
+test('BindStatementNames: names in turn, more than it keeps, and back again', () => {
+  const names = new BindStatementNames();
+  const bind = (statement: string): Buffer =>
+    one(writeBind(new Writer(), { portal: '', statement, params: [] }), FrontendCode.Bind);
+  // A transaction's statements in order, a loop longer than what is kept, then mixed up.
+  const order = [
+    ...[1, 2, 3, 1, 2, 3, 3, 2, 1],
+    ...Array.from({ length: 40 }, (_, i) => i % 23),
+    ...[22, 0, 5, 5, 17, 16, 1, 22],
+  ].map((i) => `P_${i}`);
+  for (const statement of order) {
+    const body = bind(statement);
+    assert.equal(names.of(body), statement);
+    assert.equal(names.of(body), statement);
+  }
+  // Same length, one byte apart.
+  assert.equal(names.of(bind('P_10')), 'P_10');
+  assert.equal(names.of(bind('P_11')), 'P_11');
+  assert.equal(names.of(bind('P_10')), 'P_10');
+});
