@@ -123,17 +123,23 @@ async function acquireInto(
  */
 export async function acquireFor(s: Session, pool: Pool): Promise<Backend> {
   const config = s.services.config;
-  const holds = [...s.held.values()].some((h) => !h.backend.pinnedOut);
-  const wait =
-    holds && config.heldAcquireTimeoutMs < config.acquireTimeoutMs
-      ? { ms: config.heldAcquireTimeoutMs, flag: '--held-acquire-timeout-ms' }
-      : { ms: config.acquireTimeoutMs, flag: '--acquire-timeout-ms' };
-  const backend = await pool.acquire(wait.ms, s.passThrough, { signal: s.gone, flag: wait.flag });
+  const short = config.heldAcquireTimeoutMs < config.acquireTimeoutMs && holdsUnpinned(s);
+  const backend = await pool.acquire(
+    short ? config.heldAcquireTimeoutMs : config.acquireTimeoutMs,
+    s.passThrough,
+    { client: s, flag: short ? '--held-acquire-timeout-ms' : '--acquire-timeout-ms' },
+  );
   if (s.closed) {
     pool.release(backend);
     throw new RouterError(SQLSTATE.connectionFailure, 'the client went away');
   }
   return backend;
+}
+
+/** Whether the session holds a backend that is not pinned out of its pool (acquireFor). */
+function holdsUnpinned(s: Session): boolean {
+  for (const h of s.held.values()) if (!h.backend.pinnedOut) return true;
+  return false;
 }
 
 /** Settings replay and the deferred BEGIN, ahead of the client's messages. */

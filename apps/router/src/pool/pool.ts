@@ -7,8 +7,8 @@ import type { ScramPassThrough } from './scram-pass-through.js';
 
 /** How a caller waits for a busy pool (Pool.acquire). */
 export interface AcquireWait {
-  /** Aborts when the client is gone: the wait ends at once. */
-  signal?: AbortSignal | undefined;
+  /** The client the wait is for: the wait ends at once when it goes away. */
+  client?: WaitingClient | undefined;
   /** The setting the timeout came from, named in the error. */
   flag?: string | undefined;
 }
@@ -21,6 +21,16 @@ export interface AcquireStats {
   abandoned: number;
 }
 
+/**
+ * A client as a wait for a busy pool sees it: whether it is gone, and what it calls when it goes
+ * (each wait's end). A Set rather than an AbortSignal: adding and removing an EventTarget
+ * listener cost more than the rest of a wait, and a busy pool has a wait per transaction.
+ */
+export interface WaitingClient {
+  readonly closed: boolean;
+  readonly poolWaits: Set<() => void>;
+}
+
 const gone = (): RouterError =>
   new RouterError(SQLSTATE.connectionFailure, 'the client went away while waiting for a backend');
 
@@ -28,7 +38,7 @@ interface Waiter {
   resolve(b: Backend): void;
   reject(e: Error): void;
   timer: NodeJS.Timeout;
-  /** Its turn came: from now on it is answered, whatever its signal does. */
+  /** Its turn came: from now on it is answered, whether or not its client goes. */
   served(): void;
   passThrough: ScramPassThrough | undefined;
 }
@@ -72,9 +82,9 @@ export class Pool {
   /**
    * `passThrough`: the acquiring client's SCRAM key, used if a new connection must log in. A wait
    * for a busy pool ends in 53300 after `timeoutMs` (the message names `wait.flag`, the setting
-   * that chose it), or at once when `wait.signal` aborts (the client went away): then its turn
-   * goes to the next waiter. A connection being opened is not abandoned: the caller gives back
-   * what arrives after its signal aborted.
+   * that chose it), or at once when `wait.client` goes away: then its turn goes to the next
+   * waiter. A connection being opened is not abandoned: the caller gives back what arrives after
+   * its client went.
    */
   acquire(
     timeoutMs: number,
@@ -88,18 +98,18 @@ export class Pool {
     const idle = this.tryAcquire();
     if (idle !== undefined) return Promise.resolve(idle);
     if (this.total < this.size) return this.open(passThrough);
-    const { signal, flag = '--acquire-timeout-ms' } = wait;
-    if (signal?.aborted === true) return Promise.reject(gone());
+    const { client, flag = '--acquire-timeout-ms' } = wait;
+    if (client?.closed === true) return Promise.reject(gone());
     this.stats.waits++;
     return new Promise((resolve, reject) => {
       const leave = (e: Error): void => {
         const i = this.waiters.indexOf(waiter);
         if (i >= 0) this.waiters.splice(i, 1);
         clearTimeout(waiter.timer);
-        signal?.removeEventListener('abort', onAbort);
+        client?.poolWaits.delete(onGone);
         reject(e);
       };
-      const onAbort = (): void => {
+      const onGone = (): void => {
         this.stats.abandoned++;
         leave(gone());
       };
@@ -108,7 +118,7 @@ export class Pool {
         reject: (e) => leave(e),
         served: () => {
           clearTimeout(waiter.timer);
-          signal?.removeEventListener('abort', onAbort);
+          client?.poolWaits.delete(onGone);
         },
         timer: setTimeout(() => {
           this.stats.timeouts++;
@@ -121,7 +131,7 @@ export class Pool {
         }, timeoutMs),
         passThrough,
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      client?.poolWaits.add(onGone);
       this.waiters.push(waiter);
     });
   }

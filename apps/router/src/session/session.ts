@@ -122,8 +122,8 @@ export class Session implements Cancellable {
   cancelWait: (() => void) | undefined;
 
   closed = false;
-  /** Behind `gone`, made on first use: most sessions never wait for a busy pool. */
-  private ending: AbortController | undefined;
+  /** The ends of this session's waits for a busy pool, called if it goes first (Pool.acquire). */
+  readonly poolWaits = new Set<() => void>();
   /** Set when the connection is over --max-clients: answered after its startup packet. */
   refusal: RouterError | undefined;
 
@@ -248,19 +248,13 @@ export class Session implements Cancellable {
     this.cancelWait?.();
   }
 
-  /** Aborted when the session ends: its waits for a busy pool end with it (Pool.acquire). */
-  get gone(): AbortSignal {
-    this.ending ??= new AbortController();
-    if (this.closed) this.ending.abort();
-    return this.ending.signal;
-  }
-
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.input.notify();
     this.cancelWait?.();
-    this.ending?.abort();
+    // Each end takes itself out of the set (deleting while iterating a Set is safe).
+    for (const end of this.poolWaits) end();
     for (const c of this.cursors) c.destroy();
     for (const [node, h] of this.held) {
       this.held.delete(node);
