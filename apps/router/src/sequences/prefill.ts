@@ -16,12 +16,10 @@ export function prefillBatch(
   s: Session,
   batch: readonly InMsg[],
 ): Prefilled | undefined | Promise<Prefilled | undefined> {
+  // No closure over these: this runs for every batch, and most have nothing to fill.
   let parsed: Map<string, Analysis | undefined> | undefined;
   let waits: Promise<void>[] | undefined;
   let out: Prefilled | undefined;
-  const keep = (k: number, f: Filled | Error | undefined): void => {
-    if (f !== undefined) (out ??= new Map()).set(k, f);
-  };
   for (let k = 0; k < batch.length; k++) {
     const m = batch[k]!;
     if (m.code === FrontendCode.Parse) {
@@ -35,30 +33,31 @@ export function prefillBatch(
     // The size functions of sharded tables, measured on every node (session/catalog-reads.ts).
     const measured = measuredStatement(s, a);
     if (measured !== undefined) {
-      (waits ??= []).push(
-        measured.then(
-          (x) => keep(k, x),
-          (e: unknown) => keep(k, asError(e)),
-        ),
-      );
+      (waits ??= []).push(keepWhenMade((out ??= new Map()), k, measured));
       continue;
     }
     if (s.services.sequences === undefined || !mayFill(a)) continue;
     try {
-      const f = fillDefaults(s, a, (i) => textParam(m.body, i));
-      if (f instanceof Promise)
-        (waits ??= []).push(
-          f.then(
-            (x) => keep(k, x),
-            (e: unknown) => keep(k, asError(e)),
-          ),
-        );
-      else keep(k, f);
+      const f = fillDefaults(s, a, textParams(m.body));
+      if (f instanceof Promise) (waits ??= []).push(keepWhenMade((out ??= new Map()), k, f));
+      else if (f !== undefined) (out ??= new Map()).set(k, f);
     } catch (e) {
-      keep(k, asError(e));
+      (out ??= new Map()).set(k, asError(e));
     }
   }
   return waits === undefined ? out : Promise.all(waits).then(() => out);
+}
+
+/** Keeps what `made` gives (or its error) for the Bind at `k`. */
+function keepWhenMade(out: Prefilled, k: number, made: Promise<Filled | undefined>): Promise<void> {
+  return made.then(
+    (f) => {
+      if (f !== undefined) out.set(k, f);
+    },
+    (e: unknown) => {
+      out.set(k, asError(e));
+    },
+  );
 }
 
 /**
@@ -77,6 +76,11 @@ function parsedAt(s: Session, m: InMsg): [string, Analysis | undefined] {
 
 function asError(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
+}
+
+/** A Bind's text-format parameters by index (a function of its own: the loop captures nothing). */
+function textParams(body: Buffer): (index: number) => string | null | undefined {
+  return (i) => textParam(body, i);
 }
 
 /** A text-format bind parameter's value; undefined for a binary one (not understood here). */
