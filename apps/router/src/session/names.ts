@@ -361,7 +361,11 @@ async function refreshInTransaction(s: Session, catalog: Snapshot, part: object)
 export function sessionNames(s: Session): NameContext {
   const facts = factsOf(s);
   const login = facts.login;
-  const path = s.settings.searchPath(s.inTransaction()) ?? login?.defaultPath ?? DEFAULT;
+  // Whether the session is in a transaction is asked only when it matters (a SET LOCAL path):
+  // that walks the transaction's parts, and this runs several times per statement.
+  const settings = s.settings;
+  const inTransaction = settings.hasLocalPath && s.inTransaction();
+  const path = settings.searchPath(inTransaction) ?? login?.defaultPath ?? DEFAULT;
   const home = login?.home ?? NO_HOME_FACTS;
   const hit = facts.made;
   // The same objects as last time (settings memoize the parsed path): nothing to build.

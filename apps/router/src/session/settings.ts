@@ -72,6 +72,11 @@ export class SessionSettings {
     this.base.set(PATH, JSON.stringify(path));
   }
 
+  /** A SET LOCAL search_path was made: only then does searchPath() depend on the transaction. */
+  get hasLocalPath(): boolean {
+    return this.entries.has(LOCAL_PATH);
+  }
+
   /**
    * The search_path now (schema names as written, `$user` kept), or undefined for the login
    * default; `inTransaction` false drops what SET LOCAL set in a transaction that has ended.
