@@ -27,8 +27,20 @@ import type { SessionCommand } from './plan.js';
 type Emit = (frame: Buffer) => void;
 
 const q = (sql: string): Buffer => writeQuery(new Writer(sql.length + 16), sql).flush();
+/**
+ * CommandComplete frames by tag, built once each (STYLE.md: constant frames): BEGIN and COMMIT
+ * are answered here for most transactions. Bounded, as a tag a node sent (SET) is kept too.
+ */
+const tagFrames = new Map<string, Buffer>();
+const MAX_TAG_FRAMES = 32;
+
 const tag = (emit: Emit, text: string): undefined => {
-  emit(writeCommandComplete(new Writer(32), text).flush());
+  let frame = tagFrames.get(text);
+  if (frame === undefined) {
+    frame = writeCommandComplete(new Writer(text.length + 8), text).flush();
+    if (tagFrames.size < MAX_TAG_FRAMES) tagFrames.set(text, frame);
+  }
+  emit(frame);
   return undefined;
 };
 
