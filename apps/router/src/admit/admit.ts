@@ -89,8 +89,12 @@ export function admit<E extends Admission>(
  * one node. Parts that ran only statements naming no table (SHOW, `SELECT 1`) do not count.
  */
 function spansNodes(r: Route, txn: AdmitTxn): boolean {
-  // Any node answers it: the transaction's node, or one node if it has none yet.
-  if (r.kind === 'node' && r.flexible) return txn.touchedCount > 1;
+  if (r.kind === 'node') {
+    // Any node answers it: the transaction's node, or one node if it has none yet.
+    if (r.flexible) return txn.touchedCount > 1;
+    // Most statements in a transaction: no list of nodes made for one.
+    return txn.touchedCount + (txn.touched(r.node) ? 0 : 1) > 1;
+  }
   let fresh = 0;
   for (const node of nodesOf(r)) if (!txn.touched(node)) fresh++;
   return txn.touchedCount + fresh > 1;
@@ -102,7 +106,7 @@ function refusedBeforeRouting<E extends Admission>(
 ): Decision<E> | undefined {
   // While the router holds the transaction's state (no node yet, or several), a failed one
   // refuses every statement but its end, as Postgres would. On one node, the node says so.
-  if (txn.status === 'E' && txn.phase !== 'one' && !endsFailedTransaction(a))
+  if (txn.phase !== 'one' && txn.status === 'E' && !endsFailedTransaction(a))
     return { kind: 'refused', error: inFailedTransaction() };
   return undefined;
 }

@@ -201,7 +201,9 @@ export function takePrelude(
   messages: Buffer[],
   expect: Expectation[],
 ): void {
-  const entry = s.txn.enter(node, s.txn.phase !== 'deferred' && s.status() === 'E');
+  // Only a node joining an open transaction needs its status (a member's is its own).
+  const txn = s.txn;
+  const entry = txn.enter(node, txn.phase !== 'deferred' && !txn.has(node) && s.status() === 'E');
   switch (entry.kind) {
     case 'none':
     case 'member':

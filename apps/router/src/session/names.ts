@@ -304,12 +304,14 @@ export function refreshNames(s: Session): Promise<void> | undefined {
   const catalog = s.services.catalog();
   if (catalog === undefined) return undefined;
   const current = login.generation === n && login.tables === tablesKey(catalog);
+  // Current and read outside any transaction: nothing to read, in a transaction or not (this
+  // runs for every statement; whether the session is in a transaction walks its parts).
+  if (current && login.part === undefined) return undefined;
   if (s.inTransaction()) {
     const part = homePart(s, catalog.home);
-    if (current && (login.part === undefined || login.part === part)) return;
+    if (current && login.part === part) return;
     return part === undefined ? undefined : refreshInTransaction(s, catalog, part);
   }
-  if (current && login.part === undefined) return undefined;
   const timeoutMs = s.services.config.acquireTimeoutMs;
   const pool = s.services.pools.pool(catalog, catalog.home, s.database, s.user);
   return pool.acquire(timeoutMs, s.passThrough).then(
