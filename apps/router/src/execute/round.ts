@@ -154,38 +154,55 @@ export function sendRound(s: Session, round: Round, cycle: boolean): Promise<Exc
     );
   }
   const node = round.node!;
-  const over = (): void => {
-    if (cycle) s.cycleEpochs.push(...round.takeEpochs());
-    else {
-      round.leaveEpochs();
-      if (s.cycleEpochs.length > 0) for (const e of s.cycleEpochs.splice(0)) e.leave();
-    }
-  };
-  const reset = (): void => {
-    s.cycle = undefined;
-    over();
-  };
-  const failed = (e: unknown): never => {
-    reset();
-    throw e;
-  };
   let ran: Promise<ExchangeResult>;
   try {
     ran = run1(s, backend, round.messages, round.expect, round.collectTags);
   } catch (e) {
-    reset();
+    reset(s, round, cycle);
     return Promise.reject(e);
   }
-  return ran.then((result) => {
-    try {
-      round.applyAfter(s, result);
-      s.cycle = cycle ? node : undefined;
-      // A Sync's (or Query's) ReadyForQuery was forwarded; it is the session's status now too.
-      settle(s, node);
-    } catch (e) {
-      return failed(e);
-    }
-    over();
-    return result;
-  }, failed);
+  // Two closures per round, the bookkeeping in functions: this runs for every statement.
+  return ran.then(
+    (result) => ranOn(s, round, node, cycle, result),
+    (e: unknown) => {
+      reset(s, round, cycle);
+      throw e;
+    },
+  );
+}
+
+/** The round ran on `node`: its effects applied, the transaction and backend settled. */
+function ranOn(
+  s: Session,
+  round: Round,
+  node: string,
+  cycle: boolean,
+  result: ExchangeResult,
+): ExchangeResult {
+  try {
+    round.applyAfter(s, result);
+    s.cycle = cycle ? node : undefined;
+    // A Sync's (or Query's) ReadyForQuery was forwarded; it is the session's status now too.
+    settle(s, node);
+  } catch (e) {
+    reset(s, round, cycle);
+    throw e;
+  }
+  over(s, round, cycle);
+  return result;
+}
+
+/** The round's epochs: kept for the open cycle (`cycle`), or left, with the cycle's before it. */
+function over(s: Session, round: Round, cycle: boolean): void {
+  if (cycle) s.cycleEpochs.push(...round.takeEpochs());
+  else {
+    round.leaveEpochs();
+    if (s.cycleEpochs.length > 0) for (const e of s.cycleEpochs.splice(0)) e.leave();
+  }
+}
+
+/** The round failed: no cycle stays open. */
+function reset(s: Session, round: Round, cycle: boolean): void {
+  s.cycle = undefined;
+  over(s, round, cycle);
 }

@@ -331,20 +331,22 @@ class BatchRun implements Batch, BindVia, CrossingBatch {
 
   private forwardExecute(m: InMsg, portal: string | undefined): Promise<void> | undefined {
     const got = this.backendFor(this.nodeFor(this.s.epoch().snapshot.home, true), true);
-    const go = (): void => {
-      const round = this.round;
-      const after = portal === undefined ? undefined : this.afterRun?.get(portal);
-      if (after !== undefined) {
-        if (after.effect !== undefined) round.after(round.expect.length, after.effect);
-        if (after.state !== NO_SESSION_STATE)
-          round.after(round.expect.length, { kind: 'state', change: after.state });
-      }
-      round.messages.push(m.raw);
-      round.expect.push(EXPECT_EXECUTE);
-    };
-    if (got instanceof Promise) return got.then(go);
-    go();
+    // No closure unless the backend has to be waited for: this runs for every statement.
+    if (got instanceof Promise) return got.then(() => this.queueExecute(m, portal));
+    this.queueExecute(m, portal);
     return undefined;
+  }
+
+  private queueExecute(m: InMsg, portal: string | undefined): void {
+    const round = this.round;
+    const after = portal === undefined ? undefined : this.afterRun?.get(portal);
+    if (after !== undefined) {
+      if (after.effect !== undefined) round.after(round.expect.length, after.effect);
+      if (after.state !== NO_SESSION_STATE)
+        round.after(round.expect.length, { kind: 'state', change: after.state });
+    }
+    round.messages.push(m.raw);
+    round.expect.push(EXPECT_EXECUTE);
   }
 
   /** An error the router raised: answered in place; the rest of the batch is skipped. */
